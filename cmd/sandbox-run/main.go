@@ -1,0 +1,218 @@
+// Command sandbox-run runs one command under a sandbox policy.
+//
+//	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
+//	            [--deny-read PATH]... [--network deny|allow] [--runner auto|namespaces|landlock]
+//	            [--require-full] [--json-report FILE] -- CMD [ARG...]
+//	sandbox-run doctor [--json]
+//
+// The exit status is the command's. When the sandbox cannot confine the
+// command, or the policy is invalid, sandbox-run prints one line
+// "sandbox-run: CODE: reason" and exits 125 without running it.
+//
+// Without --json-report the launcher runs in this process and execs the
+// command in place (one Go start). With --json-report the command runs as a
+// child, and the report (the wrap and the classified outcome) is written
+// after it exited, so the command never sees the report's fatal-line token.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/bo-agent/sandbox-local/launcher"
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+const exitFailure = 125
+
+func main() {
+	if launcher.Init() {
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
+                   [--deny-read PATH]... [--network deny|allow] [--runner auto|namespaces|landlock]
+                   [--require-full] [--json-report FILE] -- CMD [ARG...]
+       sandbox-run doctor [--json]
+`)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "doctor" {
+		return doctor(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(stderr) }
+	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
+	workspace := fs.String("workspace", "", "workspace directory (default: the current directory)")
+	var allowWrite, denyRead listFlag
+	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
+	fs.Var(&denyRead, "deny-read", "path the command may not read (repeatable)")
+	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
+	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
+	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
+	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitFailure
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
+		return exitFailure
+	}
+	ws := *workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(stderr, "sandbox-run: INVALID_POLICY: current directory: %v\n", err)
+			return exitFailure
+		}
+		ws = wd
+	}
+	ws = absolute(ws)
+	for i := range allowWrite {
+		allowWrite[i] = absolute(allowWrite[i])
+	}
+	for i := range denyRead {
+		denyRead[i] = absolute(denyRead[i])
+	}
+	var cfg sandbox.Config
+	if *runnerName != "auto" {
+		cfg.Runners = []string{*runnerName}
+	}
+	wd, _ := os.Getwd()
+	req := sandbox.Request{
+		Argv: argv,
+		Dir:  wd,
+		Policy: sandbox.Policy{
+			Mode:          sandbox.Mode(*mode),
+			Workspace:     ws,
+			WritableRoots: allowWrite,
+			DenyRead:      denyRead,
+			Network:       sandbox.NetworkMode(*network),
+			RequireFull:   *requireFull,
+		},
+	}
+	ctx := context.Background()
+	w, err := sandbox.New(cfg).Wrap(ctx, req)
+	if err != nil {
+		printError(stderr, err)
+		return exitFailure
+	}
+	if *report == "" {
+		err := launcher.ExecInPlace(w.Path, w.Args, w.Env, w.Dir)
+		w.Cleanup()
+		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: %v\n", err)
+		return exitFailure
+	}
+	return runReported(ctx, w, absolute(*report), stderr)
+}
+
+// absolute makes a command-line path absolute against the current
+// directory; the library itself only takes absolute paths.
+func absolute(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+func printError(stderr io.Writer, err error) {
+	var se *sandbox.Error
+	if errors.As(err, &se) {
+		msg := se.Reason
+		if se.Runner != "" {
+			msg = se.Runner + ": " + msg
+		}
+		if se.Err != nil {
+			msg += ": " + se.Err.Error()
+		}
+		fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", se.Code, oneLine(msg))
+		return
+	}
+	fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeUnavailable, oneLine(err.Error()))
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// stderrKeep is how much of the command's stderr is kept for Classify: the
+// launcher's own lines come first, so the start is enough.
+const stderrKeep = 64 << 10
+
+type headBuffer struct{ b []byte }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := stderrKeep - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// runReported runs the wrap as a child, forwards termination signals to
+// it, and writes the report once it has exited.
+func runReported(ctx context.Context, w *sandbox.Wrapped, reportPath string, stderr io.Writer) int {
+	defer w.Cleanup()
+	cmd := w.Command(ctx)
+	head := &headBuffer{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, io.MultiWriter(os.Stderr, head)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
+		return exitFailure
+	}
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
+	code := exitStatus(cmd, err)
+	out := struct {
+		Wrap    *sandbox.Wrapped `json:"wrap"`
+		Outcome sandbox.Outcome  `json:"outcome"`
+	}{w, w.Classify(code, head.b)}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	if werr := os.WriteFile(reportPath, append(b, '\n'), 0o600); werr != nil {
+		fmt.Fprintf(stderr, "sandbox-run: cannot write the report: %v\n", werr)
+	}
+	return code
+}
+
+// exitStatus is the child's exit status, 128+N when signal N killed it.
+func exitStatus(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return exitFailure
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}

@@ -1,0 +1,73 @@
+package hostinfo
+
+import (
+	"os"
+	"runtime"
+	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// LandlockABI returns the kernel's Landlock ABI version, 0 when Landlock is
+// missing or disabled at boot. A kernel whose signal scoping has the known
+// erratum unfixed is reported one level lower, at 5, as go-landlock does.
+func LandlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= 6 {
+		if errata, err := ll.LandlockGetErrata(); err != nil || errata&0x2 == 0 {
+			v = 5
+		}
+	}
+	return v
+}
+
+// Read returns the facts of this machine.
+func Read() Facts {
+	f := Facts{OS: runtime.GOOS, LandlockABI: LandlockABI()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	// PR_GET_SECCOMP answers EINVAL when the kernel lacks seccomp.
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
+		f.Seccomp = true
+	}
+	f.UserNamespaces, f.UserNamespacesNote = userNamespaces()
+	return f
+}
+
+func userNamespaces() (bool, string) {
+	if v, ok := readInt("/proc/sys/user/max_user_namespaces"); ok && v == 0 {
+		return false, "user.max_user_namespaces is 0"
+	}
+	if v, ok := readInt("/proc/sys/kernel/unprivileged_userns_clone"); ok && v == 0 && os.Geteuid() != 0 {
+		return false, "kernel.unprivileged_userns_clone is 0"
+	}
+	if v, ok := readInt("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && v == 1 && os.Geteuid() != 0 {
+		return false, "kernel.apparmor_restrict_unprivileged_userns is 1"
+	}
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		return false, "the kernel has no user namespaces"
+	}
+	return true, "allowed by the sysctls"
+}
+
+func readInt(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	s := strings.TrimSpace(string(b))
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, s != ""
+}

@@ -1,0 +1,88 @@
+package vocab
+
+import "fmt"
+
+// Gap names one part of a policy that a runner could not enforce.
+type Gap struct {
+	// Area is the class of confinement: "fs", "net", "ipc" or "proc".
+	Area string `json:"area"`
+	// Reason says what is not enforced and why.
+	Reason string `json:"reason"`
+}
+
+func (g Gap) String() string { return g.Area + ": " + g.Reason }
+
+// Landlock ABI levels at which the access classes this project relies on
+// appeared. One table, read by both the provider (to predict the report)
+// and the launcher (to print the notice), so the two always agree.
+const (
+	ABIRefer    = 2 // rename and link across directories
+	ABITruncate = 3 // truncate(2) and O_TRUNC
+	ABINetTCP   = 4 // TCP bind and connect
+	ABIIoctlDev = 5 // ioctl on device files
+	ABIScopes   = 6 // abstract UNIX socket and signal scoping
+)
+
+// LandlockGaps returns the gaps a landlock launcher has on a kernel of
+// Landlock ABI abi for spec s. The gaps that depend on the kernel come from
+// the table above; ReadOnly paths are always gaps (Landlock only adds rights
+// down a hierarchy, so it cannot take write back under a writable root).
+func LandlockGaps(abi int, s Spec) []Gap {
+	var gaps []Gap
+	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
+	for _, p := range s.ReadOnly {
+		gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
+	}
+	for _, d := range s.DenyRead {
+		if under(d, s.Writable) {
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s is inside a writable root and stays readable: landlock cannot narrow a writable root (needs the namespaces runner)", d)})
+		}
+	}
+	return gaps
+}
+
+// LandlockKernelGaps returns only the gaps that come from the kernel's
+// Landlock ABI: the ones the launcher announces with its notice line.
+func LandlockKernelGaps(abi int, s Spec) []Gap {
+	var gaps []Gap
+	if abi < 1 {
+		return []Gap{{"fs", "the kernel has no Landlock"}}
+	}
+	if abi < ABIRefer {
+		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot allow renames or links between directories (needs ABI %d): they are refused everywhere", abi, ABIRefer)})
+	}
+	if abi < ABITruncate {
+		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot confine truncate (needs ABI %d): files outside the writable roots can be truncated", abi, ABITruncate)})
+	}
+	if abi < ABIIoctlDev {
+		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot confine ioctl on devices (needs ABI %d)", abi, ABIIoctlDev)})
+	}
+	if !s.AllowNetwork && abi < ABINetTCP {
+		gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d has no TCP rules (needs ABI %d): network deny rests on seccomp alone", abi, ABINetTCP)})
+	}
+	if abi < ABIScopes {
+		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user", abi, ABIScopes)})
+		if !s.AllowNetwork {
+			gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d cannot scope abstract UNIX sockets (needs ABI %d): host services listening on them stay reachable", abi, ABIScopes)})
+		}
+	}
+	return gaps
+}
+
+// under reports whether p is one of roots or beneath one of them.
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if Within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Within reports whether the clean absolute path p is root or beneath it.
+func Within(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
+}

@@ -1,0 +1,72 @@
+package vocab
+
+import (
+	"strings"
+)
+
+// FatalExit is the exit status a launcher uses, and only uses, when it
+// failed before running the command.
+const FatalExit = 125
+
+// FatalPrefix is the start of the one stderr line a launcher named name
+// prints when it fails before exec, signed with the wrap's token:
+//
+//	landlock-run: fatal: [TOKEN] reason
+//
+// The command never learns the token (it is in the launcher's argv only,
+// which exec replaces), so it cannot forge the line.
+func FatalPrefix(name, token string) string {
+	return name + ": fatal: [" + token + "] "
+}
+
+// UnsignedFatalPrefix starts a fatal line whose token could not be read
+// from the arguments. Classify never treats it as a runner failure: a
+// provider always passes a valid token, so such a line comes from a launcher
+// someone else started.
+func UnsignedFatalPrefix(name string) string {
+	return name + ": fatal: "
+}
+
+// FatalLine formats the fatal line (without the newline). Control
+// characters in reason are replaced so it stays one line.
+func FatalLine(name, token, reason string) string {
+	if !ValidToken(token) {
+		return UnsignedFatalPrefix(name) + oneLine(reason)
+	}
+	return FatalPrefix(name, token) + oneLine(reason)
+}
+
+// NoticePrefix starts the partial-enforcement notice a launcher prints on
+// stderr before exec when the kernel could confine only part of the policy.
+func NoticePrefix(name string) string {
+	return name + ": notice: partial enforcement: "
+}
+
+// NoticeLine formats the exact notice line for these gaps, or "" when there
+// are none. Provider and launcher call it with the same gaps, so the
+// provider can exclude exactly this line when classifying.
+func NoticeLine(name string, gaps []Gap) string {
+	if len(gaps) == 0 {
+		return ""
+	}
+	parts := make([]string, len(gaps))
+	for i, g := range gaps {
+		parts[i] = g.String()
+	}
+	return NoticePrefix(name) + oneLine(strings.Join(parts, "; "))
+}
+
+// ProbeOKLine is what a launcher in probe mode prints on stdout when it
+// confined itself and proved the confinement.
+func ProbeOKLine(name, token string) string {
+	return name + ": probe ok [" + token + "]"
+}
+
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}

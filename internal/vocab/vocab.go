@@ -1,0 +1,315 @@
+// Package vocab is the one definition of the launcher's argument vocabulary:
+// the provider (package sandbox) encodes a Spec into the launcher's argv, and
+// the re-executed launcher (package launcher) decodes it. Both sides import
+// this package, so the two can never drift apart; the contract version in
+// every argv makes a launcher of another version refuse the call instead of
+// misreading it.
+//
+// The wire form is
+//
+//	NAME VERSION TOKEN [OPTION...] -- COMMAND [ARG...]
+//
+// where NAME is the launcher name reexec dispatches on, VERSION is
+// [Version], TOKEN is the per-wrap secret that fatal lines carry, and each
+// OPTION is one of the flags below, paths as separate arguments so no path
+// is ever split or joined:
+//
+//	-w PATH   writable root (workspace, extra writable roots)
+//	-t PATH   private temp dir (writable)
+//	-r PATH   read-only subpath under a writable root
+//	-d PATH   deny-read path
+//	-C DIR    working directory of the command
+//	-net MODE allow or deny
+//	-full     refuse partial enforcement (fatal instead of a notice)
+//	-probe    probe mode: confine, prove a denied and an allowed write, report
+//
+// Every path must be absolute and clean. Decode rejects anything else:
+// unknown options, missing values, a missing "--", an empty command outside
+// probe mode, a wrong version.
+package vocab
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Version is the contract version carried as the first argument. Bump it on
+// any change to the wire form or to the meaning of a field.
+const Version = "sandbox-local/1"
+
+// Launcher names: argv[0] of the re-executed binary, dispatched by reexec.
+const (
+	LandlockRun = "landlock-run"
+	NsRun       = "ns-run"
+	WinACLRun   = "winacl-run"
+)
+
+// Network modes on the wire.
+const (
+	NetDeny  = "deny"
+	NetAllow = "allow"
+)
+
+// tokenLen is the length of a token in hex characters (128 bits).
+const tokenLen = 32
+
+// MaxArgs bounds the number of launcher arguments Decode accepts, so a
+// hostile or corrupted argv cannot make the launcher do unbounded work.
+const MaxArgs = 1 << 16
+
+// Spec is everything a launcher needs to confine one command.
+type Spec struct {
+	// Token is the per-wrap secret carried by fatal lines.
+	Token string
+	// Writable are the writable roots, workspace first. Empty in read-only mode.
+	Writable []string
+	// TempDir is the private temp dir of this wrap; writable in every mode.
+	TempDir string
+	// ReadOnly are paths kept read-only even though a writable root contains them.
+	ReadOnly []string
+	// DenyRead are paths the command may not read.
+	DenyRead []string
+	// Dir is the command's working directory.
+	Dir string
+	// AllowNetwork lifts the network confinement.
+	AllowNetwork bool
+	// RequireFull turns partial enforcement into a launcher failure.
+	RequireFull bool
+	// Probe asks the launcher to confine itself and prove the confinement
+	// instead of running a command.
+	Probe bool
+	// Argv is the command and its arguments; empty only in probe mode.
+	Argv []string
+}
+
+// NewToken returns a fresh random token.
+func NewToken() (string, error) {
+	var b [tokenLen / 2]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("vocab: token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// ValidToken reports whether s has the form of a token.
+func ValidToken(s string) bool {
+	if len(s) != tokenLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Encode returns the launcher argv for s, starting with name.
+func Encode(name string, s Spec) ([]string, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	args := []string{name, Version, s.Token}
+	for _, p := range s.Writable {
+		args = append(args, "-w", p)
+	}
+	if s.TempDir != "" {
+		args = append(args, "-t", s.TempDir)
+	}
+	for _, p := range s.ReadOnly {
+		args = append(args, "-r", p)
+	}
+	for _, p := range s.DenyRead {
+		args = append(args, "-d", p)
+	}
+	if s.Dir != "" {
+		args = append(args, "-C", s.Dir)
+	}
+	net := NetDeny
+	if s.AllowNetwork {
+		net = NetAllow
+	}
+	args = append(args, "-net", net)
+	if s.RequireFull {
+		args = append(args, "-full")
+	}
+	if s.Probe {
+		args = append(args, "-probe")
+	}
+	args = append(args, "--")
+	return append(args, s.Argv...), nil
+}
+
+// ErrMalformed is wrapped by every Decode error.
+var ErrMalformed = errors.New("malformed launcher arguments")
+
+// TokenOf returns the token of a launcher argv (args without argv[0]) if it
+// has one of valid form, even when the rest of args does not decode, so a
+// launcher can still sign the fatal line that reports the bad arguments.
+func TokenOf(args []string) string {
+	if len(args) >= 2 && ValidToken(args[1]) {
+		return args[1]
+	}
+	return ""
+}
+
+// Decode parses a launcher argv without its argv[0].
+func Decode(args []string) (Spec, error) {
+	var s Spec
+	if len(args) > MaxArgs {
+		return s, fmt.Errorf("%w: %d arguments, at most %d", ErrMalformed, len(args), MaxArgs)
+	}
+	if len(args) < 1 {
+		return s, fmt.Errorf("%w: no contract version", ErrMalformed)
+	}
+	if args[0] != Version {
+		return s, fmt.Errorf("%w: contract version %q, this launcher speaks %q", ErrMalformed, clip(args[0]), Version)
+	}
+	if len(args) < 2 || !ValidToken(args[1]) {
+		return s, fmt.Errorf("%w: missing or invalid token", ErrMalformed)
+	}
+	s.Token = args[1]
+	i := 2
+	sawNet, sawDashes := false, false
+	for i < len(args) {
+		opt := args[i]
+		i++
+		if opt == "--" {
+			sawDashes = true
+			break
+		}
+		var val string
+		switch opt {
+		case "-w", "-t", "-r", "-d", "-C", "-net":
+			if i >= len(args) {
+				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
+			}
+			val = args[i]
+			i++
+		}
+		switch opt {
+		case "-w":
+			s.Writable = append(s.Writable, val)
+		case "-t":
+			if s.TempDir != "" {
+				return s, fmt.Errorf("%w: -t given twice", ErrMalformed)
+			}
+			s.TempDir = val
+		case "-r":
+			s.ReadOnly = append(s.ReadOnly, val)
+		case "-d":
+			s.DenyRead = append(s.DenyRead, val)
+		case "-C":
+			if s.Dir != "" {
+				return s, fmt.Errorf("%w: -C given twice", ErrMalformed)
+			}
+			s.Dir = val
+		case "-net":
+			if sawNet {
+				return s, fmt.Errorf("%w: -net given twice", ErrMalformed)
+			}
+			sawNet = true
+			switch val {
+			case NetDeny:
+			case NetAllow:
+				s.AllowNetwork = true
+			default:
+				return s, fmt.Errorf("%w: -net %q: want %s or %s", ErrMalformed, clip(val), NetDeny, NetAllow)
+			}
+		case "-full":
+			s.RequireFull = true
+		case "-probe":
+			s.Probe = true
+		default:
+			return s, fmt.Errorf("%w: unknown option %q", ErrMalformed, clip(opt))
+		}
+	}
+	if !sawDashes {
+		return s, fmt.Errorf("%w: missing --", ErrMalformed)
+	}
+	if !sawNet {
+		return s, fmt.Errorf("%w: missing -net", ErrMalformed)
+	}
+	s.Argv = append([]string(nil), args[i:]...)
+	if err := s.validate(); err != nil {
+		return Spec{Token: s.Token}, err
+	}
+	return s, nil
+}
+
+func (s Spec) validate() error {
+	if !ValidToken(s.Token) {
+		return fmt.Errorf("%w: invalid token", ErrMalformed)
+	}
+	check := func(what, p string) error {
+		if err := CheckPath(p); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+		}
+		return nil
+	}
+	for _, p := range s.Writable {
+		if err := check("writable root", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.ReadOnly {
+		if err := check("read-only subpath", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.DenyRead {
+		if err := check("deny-read path", p); err != nil {
+			return err
+		}
+	}
+	if s.TempDir != "" {
+		if err := check("temp dir", s.TempDir); err != nil {
+			return err
+		}
+	}
+	if s.Dir != "" {
+		if err := check("working directory", s.Dir); err != nil {
+			return err
+		}
+	}
+	if s.Probe && len(s.Argv) != 0 {
+		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)
+	}
+	if !s.Probe && len(s.Argv) == 0 {
+		return fmt.Errorf("%w: no command", ErrMalformed)
+	}
+	for _, a := range s.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("%w: command argument contains NUL", ErrMalformed)
+		}
+	}
+	return nil
+}
+
+// CheckPath reports why p is not an absolute, clean path free of NUL bytes.
+func CheckPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("empty path")
+	case strings.IndexByte(p, 0) >= 0:
+		return errors.New("path contains a NUL byte")
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("path %q is not absolute", clip(p))
+	case path.Clean(p) != p:
+		return fmt.Errorf("path %q is not clean", clip(p))
+	}
+	return nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const n = 120
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

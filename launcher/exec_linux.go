@@ -1,0 +1,57 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit statuses for a command that could not be started inside the
+// sandbox, as env(1) and POSIX shells use them. They are not launcher
+// failures: the confinement was in place and the command was looked up in
+// it.
+const (
+	exitNotFound      = 127
+	exitNotExecutable = 126
+)
+
+// execCommand replaces the process with argv, looking argv[0] up in PATH
+// when it has no slash. It returns only when that failed, with the exit
+// status to use after saying why on stderr.
+func execCommand(name string, argv []string) int {
+	path, err := exec.LookPath(argv[0])
+	if err != nil && !errors.Is(err, exec.ErrDot) {
+		var ee *exec.Error
+		if errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound) {
+			fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", name, argv[0])
+			return exitNotFound
+		}
+		return reportExecError(name, argv[0], err)
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	return reportExecError(name, argv[0], err)
+}
+
+func reportExecError(name, cmd string, err error) int {
+	fmt.Fprintf(os.Stderr, "%s: %s: %v\n", name, cmd, unwrapPathError(err))
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return exitNotFound
+	}
+	return exitNotExecutable
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+// Package launcher is what runs inside the re-executed binary. A program
+// that uses package sandbox must call Init first in main:
+//
+//	func main() {
+//		if launcher.Init() {
+//			return
+//		}
+//		...
+//	}
+//
+// When the binary was started as a launcher (argv[0] is "landlock-run",
+// "ns-run" or "winacl-run", see internal/vocab), Init confines the process
+// as its arguments say and execs the command; it does not return. On a
+// failure before exec it prints one line "NAME: fatal: [TOKEN] reason" on
+// stderr and exits 125. Otherwise Init returns false at once.
+//
+// Without Init, the re-executed binary would run the program's own main
+// with launcher arguments: package sandbox detects that and fails closed.
+package launcher
+
+import (
+	"github.com/bo-agent/sandbox-local/internal/selfexe"
+	"github.com/moby/sys/reexec"
+)
+
+func init() {
+	for name, fn := range launchers() {
+		reexec.Register(name, fn)
+	}
+}
+
+// Init runs the launcher if this process was started as one, and reports
+// whether it did (it only returns true when a launcher returned, which the
+// launchers of this package never do). Call it first in main and in
+// TestMain.
+func Init() bool {
+	selfexe.MarkInit()
+	return reexec.Init()
+}

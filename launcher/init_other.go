@@ -1,0 +1,5 @@
+//go:build !linux
+
+package launcher
+
+func launchers() map[string]func() { return map[string]func(){} }

@@ -1,0 +1,135 @@
+//go:build linux
+
+package launcher
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// The Landlock rights, built from named pieces. go-landlock's RWDirs is not
+// used on purpose: it grants make_char and make_block, and a root caller
+// could then create a node for the host's disk inside the workspace.
+const (
+	readFile  = ll.AccessFSExecute | ll.AccessFSReadFile
+	readDir   = ll.AccessFSReadDir
+	readAll   = readFile | readDir
+	writeFile = ll.AccessFSWriteFile | ll.AccessFSTruncate
+	writeDir  = ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
+		ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeSym | ll.AccessFSRefer
+	// writableTree is what a writable root (and the temp dir) gets.
+	writableTree = readAll | writeFile | writeDir
+	// deviceRW is what the /dev/null-like devices and ttys get.
+	deviceRW = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	// handledFS is every right the ruleset handles, so everything not
+	// granted is denied; make_char and make_block are handled and never
+	// granted.
+	handledFS = readAll | writeFile | writeDir | ll.AccessFSMakeChar | ll.AccessFSMakeBlock | ll.AccessFSIoctlDev
+)
+
+// devices are the device files every launcher leaves usable, read-write.
+// The rest of /dev (disks, /dev/shm, which the host shares) is neither
+// readable nor writable.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// grant is one Landlock path-beneath rule.
+type grant struct {
+	Path   string
+	Access uint64
+}
+
+// lister is the part of the filesystem the plan reads.
+type lister interface {
+	ReadDir(dir string) ([]fs.DirEntry, error)
+	Stat(path string) (fs.FileInfo, error)
+}
+
+type osLister struct{}
+
+func (osLister) ReadDir(d string) ([]fs.DirEntry, error) { return os.ReadDir(d) }
+func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
+
+// planFS turns a spec into path rules:
+//
+//   - reads: everything under / except /dev and the deny-read paths. A
+//     denied path is carved out by granting its siblings instead of an
+//     ancestor: every ancestor of a denied path gets read_dir only (so
+//     names stay listable; contents are not readable), and every other
+//     entry of that ancestor gets full read. Symlinks among the siblings
+//     are not granted (a rule would land on the link's target).
+//   - /dev: read_dir, plus read-write on the devices list.
+//   - writes: every writable root and the temp dir get writableTree.
+func planFS(s vocab.Spec, fsys lister) []grant {
+	deny := append([]string{"/dev"}, s.DenyRead...)
+	var out []grant
+	var walk func(p string, isDir bool)
+	walk = func(p string, isDir bool) {
+		if contains(deny, p) {
+			return
+		}
+		if !isDir {
+			out = append(out, grant{p, readFile})
+			return
+		}
+		if !ancestorOfAny(p, deny) {
+			out = append(out, grant{p, readAll})
+			return
+		}
+		out = append(out, grant{p, readDir})
+		ents, err := fsys.ReadDir(p)
+		if err != nil {
+			return // unreadable: nothing beneath it is granted
+		}
+		for _, e := range ents {
+			if e.Type()&fs.ModeSymlink != 0 {
+				continue
+			}
+			walk(filepath.Join(p, e.Name()), e.IsDir())
+		}
+	}
+	walk("/", true)
+
+	out = append(out, grant{"/dev", readDir})
+	for _, d := range devices {
+		if fi, err := fsys.Stat(d); err == nil {
+			acc := uint64(deviceRW)
+			if fi.IsDir() {
+				acc |= readDir
+			}
+			out = append(out, grant{d, acc})
+		}
+	}
+	for _, w := range s.Writable {
+		out = append(out, grant{w, writableTree})
+	}
+	if s.TempDir != "" {
+		out = append(out, grant{s.TempDir, writableTree})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// ancestorOfAny reports whether p is a proper ancestor of one of paths.
+func ancestorOfAny(p string, paths []string) bool {
+	for _, d := range paths {
+		if d != p && vocab.Within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

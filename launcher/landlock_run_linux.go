@@ -1,0 +1,159 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"golang.org/x/sys/unix"
+)
+
+// landlockRun is the landlock-run launcher: decode, check, confine this
+// thread (Landlock, then seccomp), and exec the command in place. Every
+// failure before exec is fatal: one signed line, exit 125.
+func landlockRun(args []string) {
+	const name = vocab.LandlockRun
+	// Everything from here to exec happens on one OS thread: the Landlock
+	// domain and the seccomp filter are per thread and pass to the program
+	// through execve from this thread.
+	runtime.LockOSThread()
+	token := vocab.TokenOf(args)
+	spec, err := vocab.Decode(args)
+	if err != nil {
+		fatal(name, token, "%v", err)
+	}
+	abi := hostinfo.LandlockABI()
+	if abi < 1 {
+		fatal(name, token, "the kernel has no Landlock")
+	}
+	if spec.RequireFull {
+		if gaps := vocab.LandlockGaps(abi, spec); len(gaps) > 0 {
+			fatal(name, token, "full enforcement required, but: %s", joinGaps(gaps))
+		}
+	}
+	if spec.Dir != "" {
+		if err := unix.Chdir(spec.Dir); err != nil {
+			fatal(name, token, "chdir %s: %v", spec.Dir, err)
+		}
+	}
+	if err := confineLandlock(spec); err != nil {
+		fatal(name, token, "%v", err)
+	}
+	if spec.Probe {
+		if err := probeWrites(spec); err != nil {
+			fatal(name, token, "probe: %v", err)
+		}
+		fmt.Println(vocab.ProbeOKLine(name, token))
+		os.Exit(0)
+	}
+	if n := vocab.NoticeLine(name, vocab.LandlockKernelGaps(abi, spec)); n != "" {
+		fmt.Fprintln(os.Stderr, n)
+	}
+	os.Exit(execCommand(name, spec.Argv))
+}
+
+// confineLandlock applies the whole confinement to the calling thread:
+// capabilities dropped, descriptors beyond stdio marked close-on-exec,
+// Landlock, seccomp.
+func confineLandlock(spec vocab.Spec) error {
+	fd, err := landlockRuleset(spec)
+	if err != nil {
+		return err
+	}
+	filter, err := seccompFilter(spec)
+	if err != nil {
+		unix.Close(fd)
+		return err
+	}
+	defer filter.Release()
+	if err := dropCapabilities(); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	err = restrictThread(fd)
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	if err := closeExtraFDs(); err != nil {
+		return err
+	}
+	if err := filter.Load(); err != nil {
+		return fmt.Errorf("seccomp: load: %w", err)
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding and ambient sets, so a command
+// started by root keeps no capability across exec: no device nodes, no
+// mounts, no raw sockets, no host settings. A caller without CAP_SETPCAP
+// has no capabilities to lose; the bounding set is left alone then.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EPERM) {
+			return nil // no CAP_SETPCAP: an unprivileged caller
+		}
+		if err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// closeExtraFDs marks every descriptor above stderr close-on-exec, so
+// nothing the consumer or the launcher had open reaches the command.
+func closeExtraFDs() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
+
+// probeWrites proves the confinement from inside: a write in the granted
+// directory works, a write beside it is refused with EACCES and leaves
+// nothing behind.
+func probeWrites(spec vocab.Spec) error {
+	if len(spec.Writable) != 1 {
+		return errors.New("probe needs exactly one writable root")
+	}
+	allowed := filepath.Join(spec.Writable[0], "probe-allowed")
+	if err := os.WriteFile(allowed, []byte("ok\n"), 0o600); err != nil {
+		return fmt.Errorf("allowed write failed: %w", err)
+	}
+	denied := filepath.Join(filepath.Dir(spec.Writable[0]), "probe-denied")
+	err := os.WriteFile(denied, []byte("escaped\n"), 0o600)
+	if err == nil {
+		return fmt.Errorf("write to %s outside the writable root was not denied", denied)
+	}
+	if !errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("write outside the writable root failed with %v, want EACCES", err)
+	}
+	return nil
+}
+
+func joinGaps(gaps []vocab.Gap) string {
+	parts := make([]string, len(gaps))
+	for i, g := range gaps {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"bytes"
+	"strings"
+)
+
+// OutcomeKind says what a finished wrapped command's result means.
+type OutcomeKind string
+
+const (
+	// OutcomeChild: the command ran; its exit status is the result.
+	OutcomeChild OutcomeKind = "child"
+	// OutcomeDenied: the command ran and failed, and its stderr shows a
+	// denial signature: the sandbox likely refused something it needed.
+	OutcomeDenied OutcomeKind = "likely-denied"
+	// OutcomeRunnerFailure: the launcher failed before the command ran.
+	// The command did not run; do not retry it unconfined.
+	OutcomeRunnerFailure OutcomeKind = "runner-failure"
+)
+
+// Outcome is the classification of one finished wrapped command.
+type Outcome struct {
+	Kind     OutcomeKind `json:"kind"`
+	ExitCode int         `json:"exit_code"`
+	// Reason is the launcher's fatal reason, or the denial signature seen.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Rule kinds of a RunnerFailureRule.
+const (
+	// RuleExitAndLine: a runner failure is exactly ExitCode together with a
+	// stderr line starting with FatalPrefix (which carries the per-wrap
+	// token). IgnoreLines are never taken for anything but themselves.
+	RuleExitAndLine = "exit-and-fatal-line"
+	// RuleSignature: the launcher reserves no exit status; a runner failure
+	// is a stderr line starting with one of Signatures, whatever the exit.
+	RuleSignature = "signature-only"
+)
+
+// RunnerFailureRule is the structured rule telling a broken sandbox from a
+// command that failed, for consumers that classify results themselves (in
+// any language). Classify implements it.
+type RunnerFailureRule struct {
+	Kind        string   `json:"kind"`
+	ExitCode    int      `json:"exit_code,omitempty"`
+	FatalPrefix string   `json:"fatal_prefix,omitempty"`
+	IgnoreLines []string `json:"ignore_lines,omitempty"`
+	Signatures  []string `json:"signatures,omitempty"`
+}
+
+// Classify tells what a wrapped command's result means. exitCode is the
+// launcher's exit status (128+N when it was killed by signal N); stderr is
+// what it wrote to standard error (the start is enough: the launcher's own
+// lines come before anything the command writes).
+func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
+	return classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr)
+}
+
+func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []byte) Outcome {
+	lines := strings.Split(string(bytes.TrimRight(stderr, "\n")), "\n")
+	kept := lines[:0:0]
+	for _, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if !contains(rule.IgnoreLines, l) {
+			kept = append(kept, l)
+		}
+	}
+	switch rule.Kind {
+	case RuleExitAndLine:
+		if exitCode == rule.ExitCode && rule.FatalPrefix != "" {
+			for _, l := range kept {
+				if reason, ok := strings.CutPrefix(l, rule.FatalPrefix); ok {
+					return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: reason}
+				}
+			}
+		}
+	case RuleSignature:
+		for _, l := range kept {
+			for _, sig := range rule.Signatures {
+				if strings.HasPrefix(l, sig) {
+					return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: l}
+				}
+			}
+		}
+	}
+	if exitCode != 0 {
+		for _, l := range kept {
+			for _, sig := range denials {
+				if strings.Contains(l, sig) {
+					return Outcome{Kind: OutcomeDenied, ExitCode: exitCode, Reason: sig}
+				}
+			}
+		}
+	}
+	return Outcome{Kind: OutcomeChild, ExitCode: exitCode}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

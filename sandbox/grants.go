@@ -1,0 +1,29 @@
+package sandbox
+
+import "github.com/bo-agent/sandbox-local/internal/vocab"
+
+// grants maps a validated request onto the launcher spec: which roots are
+// writable, what stays read-only beneath them, what may not be read, and the
+// network. It is the one place where a Mode becomes rights; every runner
+// enforces the same spec.
+//
+//   - read-only: nothing writable but the private temp dir (and the
+//     /dev/null-like devices every launcher allows).
+//   - workspace-write: the workspace and the writable roots too, minus the
+//     protected subpaths (git's code-execution surface and the caller's own).
+func grants(fsys fileSystem, r *resolved, token, tempDir string) vocab.Spec {
+	s := vocab.Spec{
+		Token:        token,
+		TempDir:      tempDir,
+		DenyRead:     append([]string(nil), r.denyRead...),
+		Dir:          r.dir,
+		AllowNetwork: r.allowNetwork,
+		RequireFull:  r.requireFull,
+		Argv:         append([]string(nil), r.argv...),
+	}
+	if r.mode == WorkspaceWrite {
+		s.Writable = append([]string(nil), r.writableRoots...)
+		s.ReadOnly = protectedPaths(fsys, r.writableRoots, r.extraRO)
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Mode says where a command may write.
+type Mode string
+
+const (
+	// ReadOnly: reads anywhere (minus DenyRead), writes only to the private
+	// temp dir and /dev/null-like devices.
+	ReadOnly Mode = "read-only"
+	// WorkspaceWrite: ReadOnly plus writes under Workspace and WritableRoots,
+	// minus ReadOnlySubpaths.
+	WorkspaceWrite Mode = "workspace-write"
+)
+
+// NetworkMode says whether the command may use the network.
+type NetworkMode string
+
+const (
+	// NetworkDeny (the default): no sockets but socketpair(2); no TCP, UDP,
+	// raw, netlink, or UNIX sockets to host daemons.
+	NetworkDeny NetworkMode = "deny"
+	// NetworkAllow: the network is not confined.
+	NetworkAllow NetworkMode = "allow"
+)
+
+// Policy is what one command may do. It is per call: the provider keeps none.
+type Policy struct {
+	// Mode is required.
+	Mode Mode `json:"mode"`
+	// Workspace is an absolute, existing directory; symlinks are resolved.
+	// Required in both modes (it is the default working directory).
+	Workspace string `json:"workspace"`
+	// WritableRoots are extra writable directories (workspace-write only).
+	WritableRoots []string `json:"writable_roots,omitempty"`
+	// ReadOnlySubpaths are kept read-only under every writable root, on top
+	// of the defaults (see DefaultReadOnlySubpaths). A relative entry is
+	// taken under each writable root; an absolute one as it is.
+	ReadOnlySubpaths []string `json:"read_only_subpaths,omitempty"`
+	// DenyRead are absolute paths the command may not read.
+	DenyRead []string `json:"deny_read,omitempty"`
+	// Network defaults to NetworkDeny.
+	Network NetworkMode `json:"network,omitempty"`
+	// RequireFull makes Wrap fail with SANDBOX_UNAVAILABLE instead of
+	// returning partial enforcement.
+	RequireFull bool `json:"require_full,omitempty"`
+}
+
+// Request is one command to wrap.
+type Request struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH
+	// inside the sandbox when it has no slash.
+	Argv []string `json:"argv"`
+	// Dir is the working directory; defaults to Policy.Workspace.
+	Dir string `json:"dir,omitempty"`
+	// Env is the command's environment; nil means os.Environ(). TMPDIR is
+	// always set to the wrap's private temp dir.
+	Env []string `json:"-"`
+	// Policy is required.
+	Policy Policy `json:"policy"`
+}
+
+// resolved is a validated request with every path absolute, clean and, where
+// it exists, free of symlinks.
+type resolved struct {
+	argv          []string
+	dir           string
+	env           []string
+	mode          Mode
+	workspace     string
+	writableRoots []string // workspace first in workspace-write; empty in read-only
+	extraRO       []string // caller's ReadOnlySubpaths, validated, unexpanded
+	denyRead      []string
+	allowNetwork  bool
+	requireFull   bool
+}
+
+// validate checks req before anything is spawned or changed, and resolves
+// its paths.
+func validate(req Request) (*resolved, error) {
+	p := req.Policy
+	r := &resolved{requireFull: p.RequireFull}
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return nil, invalidf("empty argv")
+	}
+	for _, a := range req.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, invalidf("argv contains a NUL byte")
+		}
+	}
+	r.argv = append([]string(nil), req.Argv...)
+	for _, e := range req.Env {
+		if strings.IndexByte(e, 0) >= 0 {
+			return nil, invalidf("env contains a NUL byte")
+		}
+	}
+	if req.Env != nil {
+		r.env = append([]string(nil), req.Env...)
+	}
+
+	switch p.Mode {
+	case ReadOnly, WorkspaceWrite:
+		r.mode = p.Mode
+	case "":
+		return nil, invalidf("policy mode is required (%q or %q)", ReadOnly, WorkspaceWrite)
+	default:
+		return nil, invalidf("unknown policy mode %q", p.Mode)
+	}
+	switch p.Network {
+	case "", NetworkDeny:
+	case NetworkAllow:
+		r.allowNetwork = true
+	default:
+		return nil, invalidf("unknown network mode %q", p.Network)
+	}
+
+	ws, err := existingDir("workspace", p.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	r.workspace = ws
+	if p.Mode == ReadOnly && len(p.WritableRoots) > 0 {
+		return nil, invalidf("writable roots given in %s mode", ReadOnly)
+	}
+	if p.Mode == WorkspaceWrite {
+		if err := saneWritable("workspace", ws); err != nil {
+			return nil, err
+		}
+		r.writableRoots = append(r.writableRoots, ws)
+		for _, w := range p.WritableRoots {
+			d, err := existingDir("writable root", w)
+			if err != nil {
+				return nil, err
+			}
+			if err := saneWritable("writable root", d); err != nil {
+				return nil, err
+			}
+			r.writableRoots = appendUnique(r.writableRoots, d)
+		}
+	}
+
+	for _, s := range p.ReadOnlySubpaths {
+		if err := checkNUL("read-only subpath", s); err != nil {
+			return nil, err
+		}
+		if filepath.IsAbs(s) {
+			if filepath.Clean(s) != s {
+				return nil, invalidf("read-only subpath %q is not clean", s)
+			}
+		} else if s == "" || filepath.Clean(s) != s || s == "." || s == ".." || strings.HasPrefix(s, "../") {
+			return nil, invalidf("relative read-only subpath %q must be clean and stay under its root", s)
+		}
+		r.extraRO = append(r.extraRO, s)
+	}
+	for _, d := range p.DenyRead {
+		if err := absPath("deny-read path", d); err != nil {
+			return nil, err
+		}
+		r.denyRead = appendUnique(r.denyRead, d)
+		// Deny the real object too: rules attach to what a path resolves to.
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			r.denyRead = appendUnique(r.denyRead, real)
+		}
+	}
+
+	r.dir = ws
+	if req.Dir != "" {
+		d, err := existingDir("working directory", req.Dir)
+		if err != nil {
+			return nil, err
+		}
+		r.dir = d
+	}
+	return r, nil
+}
+
+func checkNUL(what, p string) error {
+	if strings.IndexByte(p, 0) >= 0 {
+		return invalidf("%s contains a NUL byte", what)
+	}
+	return nil
+}
+
+func absPath(what, p string) error {
+	if err := checkNUL(what, p); err != nil {
+		return err
+	}
+	if p == "" {
+		return invalidf("%s is empty", what)
+	}
+	if !filepath.IsAbs(p) {
+		return invalidf("%s %q is not absolute", what, p)
+	}
+	if filepath.Clean(p) != p {
+		return invalidf("%s %q is not clean", what, p)
+	}
+	return nil
+}
+
+// existingDir validates an absolute path naming an existing directory and
+// returns it with symlinks resolved.
+func existingDir(what, p string) (string, error) {
+	if err := absPath(what, p); err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("%s %q does not exist", what, p), Err: err}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("%s %q", what, p), Err: err}
+	}
+	if !fi.IsDir() {
+		return "", invalidf("%s %q is not a directory", what, p)
+	}
+	return real, nil
+}
+
+// saneWritable refuses writable roots that would void the sandbox: the root
+// directory, the home directory or one of its ancestors (dotfiles, SSH keys
+// and shell start-up files live there), and the kernel's pseudo filesystems.
+func saneWritable(what, d string) error {
+	if d == "/" {
+		return invalidf("%s %q is the root directory", what, d)
+	}
+	for _, k := range []string{"/proc", "/sys", "/dev"} {
+		if within(d, k) {
+			return invalidf("%s %q is inside %s", what, d, k)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			home = real
+		}
+		if within(home, d) {
+			return invalidf("%s %q is the home directory %q or contains it", what, d, home)
+		}
+	}
+	return nil
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

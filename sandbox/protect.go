@@ -1,0 +1,208 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// gitSurface are the entries of a git directory through which a write turns
+// into code execution on the user's next git command: hooks, and config
+// (core.hooksPath, core.fsmonitor, aliases, filters, ...).
+var gitSurface = []string{"hooks", "config", "config.worktree"}
+
+// DefaultReadOnlySubpaths returns the subpaths kept read-only under every
+// writable root when the policy names none of its own; the policy's own
+// ReadOnlySubpaths are added to these, never replace them:
+//
+//   - .git/hooks, .git/config, .git/config.worktree;
+//   - the same inside every submodule git dir (.git/modules/**) and every
+//     linked worktree's git dir (.git/worktrees/*);
+//   - a .git that is a file (a worktree or submodule checkout): the file
+//     itself, so it cannot be pointed elsewhere, and the same surface in the
+//     git dir it names;
+//   - where a writable root has no .git at all: .git itself, so the command
+//     cannot plant a repository (with hooks) that a later git command of the
+//     user in that directory would pick up.
+//
+// git add and git commit keep working: objects, refs, the index and logs
+// stay writable. The list is descriptive; the expansion is done per wrap.
+func DefaultReadOnlySubpaths() []string {
+	return []string{".git/hooks", ".git/config", ".git/config.worktree",
+		".git/modules/**/{hooks,config,config.worktree}", ".git/worktrees/*/{hooks,config,config.worktree}"}
+}
+
+// fileSystem is the part of the filesystem the expansion reads; tests
+// replace it.
+type fileSystem interface {
+	Lstat(name string) (fs.FileInfo, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	ReadFile(name string) ([]byte, error)
+}
+
+type osFS struct{}
+
+func (osFS) Lstat(n string) (fs.FileInfo, error)     { return os.Lstat(n) }
+func (osFS) ReadDir(n string) ([]fs.DirEntry, error) { return os.ReadDir(n) }
+func (osFS) ReadFile(n string) ([]byte, error)       { return os.ReadFile(n) }
+
+// maxGitDirs bounds how many nested git dirs (submodules, worktrees) one
+// root contributes, so a hostile tree cannot make Wrap walk forever.
+const maxGitDirs = 256
+
+// protectedPaths expands the default surface and the caller's extras into
+// concrete absolute paths under the writable roots. Paths are never resolved
+// through a final symlink: a protected path that is a symlink is protected
+// as the link itself (the path it replaces), never followed to its target.
+func protectedPaths(fsys fileSystem, roots, extra []string) []string {
+	var out []string
+	add := func(p string) {
+		if underAny(p, roots) {
+			out = appendUnique(out, p)
+		}
+	}
+	for _, root := range roots {
+		for _, p := range gitProtected(fsys, root, roots) {
+			add(p)
+		}
+		for _, e := range extra {
+			if !filepath.IsAbs(e) {
+				add(filepath.Join(root, e))
+			}
+		}
+	}
+	for _, e := range extra {
+		if filepath.IsAbs(e) {
+			add(e)
+		}
+	}
+	return out
+}
+
+// gitProtected returns the protected paths of the .git entry of root.
+func gitProtected(fsys fileSystem, root string, roots []string) []string {
+	dotgit := filepath.Join(root, ".git")
+	fi, err := fsys.Lstat(dotgit)
+	switch {
+	case err != nil:
+		// No repository here: keep one from being planted.
+		return []string{dotgit}
+	case fi.Mode()&fs.ModeSymlink != 0, fi.Mode().IsRegular():
+		// A pointer (gitdir: file or symlink): protect the pointer itself,
+		// and the surface of the git dir it names when that is writable.
+		out := []string{dotgit}
+		if gd := gitdirOf(fsys, root, dotgit, fi); gd != "" && underAny(gd, roots) {
+			out = append(out, surfaceOf(gd)...)
+			out = append(out, commonSurface(fsys, gd)...)
+		}
+		return out
+	case fi.IsDir():
+		out := surfaceOf(dotgit)
+		budget := maxGitDirs
+		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
+		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
+			for _, e := range ents {
+				if e.IsDir() && budget > 0 {
+					budget--
+					out = append(out, surfaceOf(filepath.Join(dotgit, "worktrees", e.Name()))...)
+				}
+			}
+		}
+		return out
+	}
+	return []string{dotgit}
+}
+
+func surfaceOf(gitdir string) []string {
+	out := make([]string, len(gitSurface))
+	for i, s := range gitSurface {
+		out[i] = filepath.Join(gitdir, s)
+	}
+	return out
+}
+
+// nestedGitDirs walks .git/modules: every directory holding a HEAD file is a
+// submodule's git dir (submodules nest, so the walk goes on below it).
+func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string {
+	if depth > 16 || *budget <= 0 {
+		return nil
+	}
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || *budget <= 0 {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if fi, err := fsys.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			*budget--
+			out = append(out, surfaceOf(sub)...)
+			out = append(out, nestedGitDirs(fsys, filepath.Join(sub, "modules"), budget, depth+1)...)
+			continue
+		}
+		out = append(out, nestedGitDirs(fsys, sub, budget, depth+1)...)
+	}
+	return out
+}
+
+// gitdirOf reads where a .git pointer leads: the "gitdir: PATH" line of a
+// .git file, or nothing for a symlink (its own path is already protected and
+// the link is not followed).
+func gitdirOf(fsys fileSystem, root, dotgit string, fi fs.FileInfo) string {
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return ""
+	}
+	b, err := fsys.ReadFile(dotgit)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	gd, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return ""
+	}
+	gd = strings.TrimSpace(gd)
+	if gd == "" || strings.IndexByte(gd, 0) >= 0 {
+		return ""
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(root, gd)
+	}
+	return filepath.Clean(gd)
+}
+
+// commonSurface follows a linked worktree's "commondir" file to the main git
+// dir, whose hooks and config the worktree uses.
+func commonSurface(fsys fileSystem, gitdir string) []string {
+	b, err := fsys.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil || len(b) > 4096 {
+		return nil
+	}
+	cd := strings.TrimSpace(string(b))
+	if cd == "" || strings.IndexByte(cd, 0) >= 0 {
+		return nil
+	}
+	if !filepath.IsAbs(cd) {
+		cd = filepath.Join(gitdir, cd)
+	}
+	return surfaceOf(filepath.Clean(cd))
+}
+
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is root or beneath it (both clean and absolute).
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// Config configures a Provider: only the mechanism, never a policy.
+type Config struct {
+	// Runners overrides the platform's candidate runners, in order. One
+	// name is selected directly, unprobed; several are probed in order.
+	// Empty means the platform default (see DESIGN.md).
+	Runners []string `json:"runners,omitempty"`
+}
+
+// Provider wraps commands in the local sandbox. It stores only the
+// mechanism and the cached runner verdict; policy is per call. Safe for
+// concurrent use.
+type Provider struct {
+	cfg   Config
+	cands []runner
+	cerr  error
+	sel   selection
+	fsys  fileSystem
+}
+
+// LocalSandboxProvider is the name the product description uses for Provider.
+type LocalSandboxProvider = Provider
+
+// New returns a provider for cfg. Nothing is probed until the first Wrap
+// (or Runner, or Diagnose).
+func New(cfg Config) *Provider {
+	cands, err := candidates(cfg.Runners)
+	return &Provider{cfg: cfg, cands: cands, cerr: err, fsys: osFS{}}
+}
+
+var (
+	defaultOnce     sync.Once
+	defaultProvider *Provider
+)
+
+// Default returns the process-wide provider with the zero Config.
+func Default() *Provider {
+	defaultOnce.Do(func() { defaultProvider = New(Config{}) })
+	return defaultProvider
+}
+
+// Runner returns the name of the selected runner, selecting it if needed.
+func (p *Provider) Runner(ctx context.Context) (string, error) {
+	r, err := p.sel.selectRunner(ctx, p.cands, p.cerr)
+	if err != nil {
+		return "", err
+	}
+	return r.name(), nil
+}
+
+// Wrap validates req, selects the runner (once per provider) and returns
+// the command ready to spawn. Errors are *Error: INVALID_POLICY before
+// anything was spawned or created, SANDBOX_UNAVAILABLE when no runner can
+// confine it (then do not run the command at all).
+func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
+	r, err := validate(req)
+	if err != nil {
+		return nil, err
+	}
+	run, err := p.sel.selectRunner(ctx, p.cands, p.cerr)
+	if err != nil {
+		return nil, err
+	}
+	token, err := vocab.NewToken()
+	if err != nil {
+		return nil, unavailable(run.name(), "cannot make a wrap token", err)
+	}
+	tmp, err := newPrivateTemp()
+	if err != nil {
+		return nil, unavailable(run.name(), "cannot create the private temp dir", err)
+	}
+	w := &Wrapped{
+		Dir:     r.dir,
+		Runner:  run.name(),
+		TempDir: tmp,
+		cleanup: func() error { return os.RemoveAll(tmp) },
+	}
+	spec := grants(p.fsys, r, token, tmp)
+	if err := run.wrap(spec, w); err != nil {
+		w.Cleanup()
+		return nil, err
+	}
+	w.Enforcement = Full
+	if len(w.Gaps) > 0 {
+		w.Enforcement = Partial
+		if r.requireFull {
+			w.Cleanup()
+			return nil, unavailable(run.name(), "full enforcement required, but: "+gapList(w.Gaps), nil)
+		}
+	}
+	w.Env = withTempDir(r.env, tmp)
+	return w, nil
+}
+
+func gapList(gaps []Gap) string {
+	parts := make([]string, len(gaps))
+	for i, g := range gaps {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// withTempDir returns env (os.Environ() when nil) with TMPDIR set to tmp.
+func withTempDir(env []string, tmp string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if !strings.HasPrefix(e, "TMPDIR=") {
+			out = append(out, e)
+		}
+	}
+	return append(out, "TMPDIR="+tmp)
+}
+
+func convertGaps(gs []vocab.Gap) []Gap {
+	out := make([]Gap, len(gs))
+	for i, g := range gs {
+		out[i] = Gap{Area: g.Area, Reason: g.Reason}
+	}
+	return out
+}
+
+// Diagnosis is what Diagnose found: the machine's features, every
+// candidate's probe verdict, and the runner a Wrap would use.
+type Diagnosis struct {
+	Host       hostinfo.Facts   `json:"host"`
+	Candidates []CandidateCheck `json:"candidates"`
+	// Selected is the runner Wrap uses, "" when none.
+	Selected string `json:"selected"`
+	// Error is why none is selected.
+	Error string `json:"error,omitempty"`
+}
+
+// CandidateCheck is one candidate's probe verdict.
+type CandidateCheck struct {
+	Runner string `json:"runner"`
+	OK     bool   `json:"ok"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Diagnose probes every candidate (even a sole one) and reports. It does not
+// change the provider's cached selection, but computes it if needed.
+func (p *Provider) Diagnose(ctx context.Context) Diagnosis {
+	d := Diagnosis{Host: hostinfo.Read()}
+	for _, c := range p.cands {
+		err := p.sel.probe(ctx, c)
+		cc := CandidateCheck{Runner: c.name(), OK: err == nil}
+		if err != nil {
+			cc.Reason = err.Error()
+		}
+		d.Candidates = append(d.Candidates, cc)
+	}
+	name, err := p.Runner(ctx)
+	d.Selected = name
+	if err != nil {
+		d.Error = err.Error()
+	}
+	return d
+}
+
+// errorf wraps err for a runner step.
+func errorf(step string, err error) error { return fmt.Errorf("%s: %w", step, err) }

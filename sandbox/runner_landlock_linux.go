@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/selfexe"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// landlockRunner confines with Landlock and seccomp in the re-executed
+// binary (the landlock-run launcher in package launcher). It needs no
+// namespaces, so it works in containers and on hardened hosts.
+type landlockRunner struct {
+	abi func() int // the kernel's Landlock ABI; tests may fake it
+}
+
+func (landlockRunner) name() string { return "landlock" }
+
+// launcherPath checks what every re-executing runner needs: launcher.Init
+// called first in main, and an executable path other processes can spawn.
+func launcherPath() (string, error) {
+	if !selfexe.InitCalled() {
+		return "", errors.New("launcher.Init() was not called: make `if launcher.Init() { return }` the first statement of main (and of TestMain in tests), or the re-executed binary cannot act as the launcher")
+	}
+	return selfexe.Path()
+}
+
+func (l landlockRunner) ready() error {
+	if _, err := launcherPath(); err != nil {
+		return err
+	}
+	if l.abi() < 1 {
+		return errors.New("the kernel has no Landlock (not built in, or not enabled at boot with lsm=...,landlock)")
+	}
+	if !hostinfo.Read().Seccomp {
+		return errors.New("the kernel has no seccomp filters")
+	}
+	return nil
+}
+
+// probeTimeout bounds one functional probe.
+const probeTimeout = 10 * time.Second
+
+// probe spawns the launcher in probe mode with a spec granting one
+// directory: it must be able to write there and must be refused writing
+// next to it. Anything else, including a consumer whose main does not
+// start with launcher.Init, fails the probe.
+func (l landlockRunner) probe(ctx context.Context) error {
+	return probeLauncher(ctx, vocab.LandlockRun)
+}
+
+func probeLauncher(ctx context.Context, name string) error {
+	exe, err := launcherPath()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "sandbox-local-probe-")
+	if err != nil {
+		return errorf("probe dir", err)
+	}
+	defer os.RemoveAll(dir)
+	allowed := filepath.Join(dir, "allowed")
+	if err := os.Mkdir(allowed, 0o700); err != nil {
+		return errorf("probe dir", err)
+	}
+	token, err := vocab.NewToken()
+	if err != nil {
+		return err
+	}
+	args, err := vocab.Encode(name, vocab.Spec{Token: token, Writable: []string{allowed}, Dir: allowed, Probe: true})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Args = args
+	cmd.Dir = allowed
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	want := vocab.ProbeOKLine(name, token)
+	if runErr == nil && strings.TrimRight(stdout.String(), "\n") == want {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("probe did not finish: %w", ctx.Err())
+	}
+	if line := firstLine(stderr.String(), vocab.FatalPrefix(name, token)); line != "" {
+		return fmt.Errorf("probe failed: %s", strings.TrimPrefix(line, vocab.FatalPrefix(name, token)))
+	}
+	return fmt.Errorf("the re-executed binary did not answer the probe (is launcher.Init() the first statement of main?): %v; stdout %q; stderr %q", runErr, clip(stdout.String()), clip(stderr.String()))
+}
+
+func firstLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+	exe, err := launcherPath()
+	if err != nil {
+		return unavailable(l.name(), "launcher unusable", err)
+	}
+	args, err := vocab.Encode(vocab.LandlockRun, spec)
+	if err != nil {
+		return &Error{Code: CodeInvalidPolicy, Runner: l.name(), Reason: "cannot encode the launcher arguments", Err: err}
+	}
+	abi := l.abi()
+	w.Path, w.Args = exe, args
+	w.Gaps = convertGaps(vocab.LandlockGaps(abi, spec))
+	w.DenialSignatures = linuxDenialSignatures
+	w.RunnerFailure = RunnerFailureRule{
+		Kind:        RuleExitAndLine,
+		ExitCode:    vocab.FatalExit,
+		FatalPrefix: vocab.FatalPrefix(vocab.LandlockRun, spec.Token),
+	}
+	if n := vocab.NoticeLine(vocab.LandlockRun, vocab.LandlockKernelGaps(abi, spec)); n != "" {
+		w.RunnerFailure.IgnoreLines = []string{n}
+	}
+	return nil
+}
+
+// linuxDenialSignatures are the strerror texts of the errors Landlock and
+// seccomp return (EACCES, EPERM) and of a write to a read-only mount (EROFS).
+var linuxDenialSignatures = []string{"Permission denied", "Operation not permitted", "Read-only file system"}

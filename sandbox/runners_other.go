@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sandbox
+
+// platformRunners: none yet on this platform; every Wrap fails closed with
+// SANDBOX_UNAVAILABLE.
+func platformRunners() []runner { return nil }

@@ -1,0 +1,143 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// runner is one confinement mechanism. Runners hold no policy.
+type runner interface {
+	// name is the runner's name in Config.Runners, reports and errors.
+	name() string
+	// ready is the cheap check that the mechanism can work here at all
+	// (no spawn); it is all a sole candidate gets.
+	ready() error
+	// probe really confines a launcher and checks that a denied write is
+	// denied and an allowed one works.
+	probe(ctx context.Context) error
+	// wrap fills w for spec (Path, Args, Enforcement, Gaps, rules).
+	wrap(spec vocab.Spec, w *Wrapped) error
+}
+
+// selection is the provider's cached verdict.
+type selection struct {
+	mu      sync.Mutex
+	done    bool
+	chosen  runner
+	err     error
+	probeFn func(context.Context, runner) error // nil: runner.probe
+}
+
+// candidateResult is one candidate's verdict.
+type candidateResult struct {
+	Runner string
+	Err    error
+}
+
+// selectRunner returns the cached verdict, computing it on first use: a
+// sole candidate is checked with ready and taken; several are probed in
+// order and the first that passes is taken. A verdict is computed once,
+// even when many goroutines ask at the same moment; only a probe cut short
+// by the caller's ctx is not cached.
+func (s *selection) selectRunner(ctx context.Context, cands []runner, configErr error) (runner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return s.chosen, s.err
+	}
+	chosen, err := s.compute(ctx, cands, configErr)
+	if err != nil && ctx.Err() != nil {
+		return nil, unavailable("", "runner selection was cancelled", ctx.Err())
+	}
+	s.done, s.chosen, s.err = true, chosen, err
+	return chosen, err
+}
+
+func (s *selection) compute(ctx context.Context, cands []runner, configErr error) (runner, error) {
+	if configErr != nil {
+		return nil, configErr
+	}
+	if len(cands) == 0 {
+		return nil, unavailable("", "no sandbox runner exists for this platform", nil)
+	}
+	if len(cands) == 1 {
+		if err := cands[0].ready(); err != nil {
+			return nil, unavailable(cands[0].name(), "runner cannot work here", err)
+		}
+		return cands[0], nil
+	}
+	var results []candidateResult
+	for _, c := range cands {
+		err := s.probe(ctx, c)
+		if err == nil {
+			return c, nil
+		}
+		results = append(results, candidateResult{c.name(), err})
+	}
+	return nil, &Error{Code: CodeUnavailable, Reason: "every runner failed its probe: " + joinResults(results), Err: errors.Join(errsOf(results)...)}
+}
+
+func (s *selection) probe(ctx context.Context, r runner) error {
+	if s.probeFn != nil {
+		return s.probeFn(ctx, r)
+	}
+	if err := r.ready(); err != nil {
+		return err
+	}
+	return r.probe(ctx)
+}
+
+func joinResults(rs []candidateResult) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s: %v", r.Runner, r.Err)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func errsOf(rs []candidateResult) []error {
+	errs := make([]error, len(rs))
+	for i, r := range rs {
+		errs[i] = r.Err
+	}
+	return errs
+}
+
+// candidates resolves Config.Runners (or the platform's default order) into
+// runners; an unknown name is an error that every Wrap then reports.
+func candidates(names []string) ([]runner, error) {
+	all := platformRunners()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []runner
+	for _, n := range names {
+		var found runner
+		for _, r := range all {
+			if r.name() == n {
+				found = r
+			}
+		}
+		if found == nil {
+			return nil, unavailable(n, fmt.Sprintf("runner %q is not available on this platform (have: %s)", n, strings.Join(runnerNames(all), ", ")), nil)
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func runnerNames(rs []runner) []string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.name()
+	}
+	if len(names) == 0 {
+		return []string{"none"}
+	}
+	return names
+}

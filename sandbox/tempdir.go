@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Private temp dirs live in one parent per user, <TMPDIR>/sandbox-local-<uid>,
+// each named wrap-<pid>-<random> after the process that made it. Cleanup
+// removes a wrap's own; a process that died before Cleanup (or a CLI that
+// exec'd its command in place, leaving nobody to clean up) leaves its dirs
+// to the next provider of the same user, which removes those whose process
+// is gone. Only the parent is read for that, never all of /tmp.
+
+var sweepOnce sync.Once
+
+// tempParent returns the per-user parent, creating it 0700. It refuses a
+// parent that is not a real directory owned by this user with no access for
+// others: on a shared /tmp another user could have planted it.
+func tempParent() (string, error) {
+	parent := filepath.Join(os.TempDir(), "sandbox-local-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(parent, 0o700); err != nil && !os.IsExist(err) {
+		return "", fmt.Errorf("create %s: %w", parent, err)
+	}
+	fi, err := os.Lstat(parent)
+	if err != nil {
+		return "", fmt.Errorf("stat %s: %w", parent, err)
+	}
+	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
+		return "", fmt.Errorf("%s is not a private directory of this user (mode %v): refusing to use it", parent, fi.Mode())
+	}
+	return parent, nil
+}
+
+// newPrivateTemp creates a wrap's private temp dir, and once per process
+// starts removing the dirs of processes that are gone.
+func newPrivateTemp() (string, error) {
+	parent, err := tempParent()
+	if err != nil {
+		return "", err
+	}
+	sweepOnce.Do(func() { go sweepStale(parent) })
+	dir, err := os.MkdirTemp(parent, "wrap-"+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", fmt.Errorf("create private temp dir: %w", err)
+	}
+	return dir, nil
+}
+
+// sweepStale removes the wrap dirs in parent whose process no longer exists.
+// A reused pid keeps a dir until that process is gone too: never too early.
+func sweepStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, ok := wrapPID(e.Name())
+		if !ok || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
+}
+
+// wrapPID reads the pid out of a "wrap-<pid>-<random>" name.
+func wrapPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "wrap-")
+	if !ok {
+		return 0, false
+	}
+	p, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
+}
