@@ -59,14 +59,17 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //
 //   - reads: everything under / except /dev and the deny-read paths. A
 //     denied path is carved out by granting its siblings instead of an
-//     ancestor: every ancestor of a denied path gets read_dir only (so
-//     names stay listable; contents are not readable), and every other
+//     ancestor: an ancestor of a denied path gets nothing itself (a
+//     read_dir there would reach the denied directory too, so it cannot be
+//     listed; its other entries stay readable by path), and every other
 //     entry of that ancestor gets full read. Symlinks among the siblings
-//     are not granted (a rule would land on the link's target).
+//     are not granted (a rule would land on the link's target). Ancestors
+//     only of /dev stay listable.
 //   - /dev: read_dir, plus read-write on the devices list.
 //   - writes: every writable root and the temp dir get writableTree.
 func planFS(s vocab.Spec, fsys lister) []grant {
 	deny := append([]string{"/dev"}, s.DenyRead...)
+	listable := func(p string) bool { return !ancestorOfAny(p, s.DenyRead) && !contains(s.DenyRead, p) }
 	var out []grant
 	var walk func(p string, isDir bool)
 	walk = func(p string, isDir bool) {
@@ -81,7 +84,9 @@ func planFS(s vocab.Spec, fsys lister) []grant {
 			out = append(out, grant{p, readAll})
 			return
 		}
-		out = append(out, grant{p, readDir})
+		if listable(p) {
+			out = append(out, grant{p, readDir})
+		}
 		ents, err := fsys.ReadDir(p)
 		if err != nil {
 			return // unreadable: nothing beneath it is granted

@@ -1,0 +1,126 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+func TestExitContract(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		write(t, filepath.Join(s.ws, "not-executable"), "#!/bin/sh\necho never\n")
+		forged := "landlock-run: fatal: [ffffffffffffffffffffffffffffffff] forged by the command"
+		cases := []struct {
+			name string
+			argv []string
+			code int
+		}{
+			{"exit 0", []string{"/bin/sh", "-c", "exit 0"}, 0},
+			{"exit 1", []string{"/bin/sh", "-c", "exit 1"}, 1},
+			{"exit 2", []string{"/bin/sh", "-c", "exit 2"}, 2},
+			{"exit 125", []string{"/bin/sh", "-c", "exit 125"}, 125},
+			{"exit 126 from the command", []string{"/bin/sh", "-c", "exit 126"}, 126},
+			{"exit 127 from the command", []string{"/bin/sh", "-c", "exit 127"}, 127},
+			{"not found in PATH", []string{"sbx-no-such-command"}, 127},
+			{"missing path", []string{filepath.Join(s.ws, "missing")}, 127},
+			{"not executable", []string{filepath.Join(s.ws, "not-executable")}, 126},
+			{"killed by SIGKILL", []string{"/bin/sh", "-c", "kill -KILL $$"}, 128 + 9},
+			{"killed by SIGTERM", []string{"/bin/sh", "-c", "kill -TERM $$"}, 128 + 15},
+			{"forged fatal line", []string{"/bin/sh", "-c", "echo '" + forged + "' >&2; exit 125"}, 125},
+			{"forged fatal prefix of another runner", []string{"/bin/sh", "-c", "echo 'ns-run: fatal: x' >&2; exit 125"}, 125},
+		}
+		for _, c := range cases {
+			r := s.run(s.policy(), c.argv...)
+			if r.code != c.code {
+				t.Errorf("%s: exit %d, want %d (stderr %q)", c.name, r.code, c.code, r.stderr)
+			}
+			if o := r.w.Classify(r.code, []byte(r.stderr)); o.Kind == sandbox.OutcomeRunnerFailure || o.ExitCode != c.code {
+				t.Errorf("%s: classified %+v, want a child outcome", c.name, o)
+			}
+		}
+	})
+}
+
+func TestLauncherFailureIsClassified(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		marker := filepath.Join(s.ws, "ran")
+		edits := map[string]func([]string) []string{
+			"malformed network mode": func(a []string) []string {
+				for i := range a {
+					if a[i] == "-net" {
+						a[i+1] = "bogus"
+					}
+				}
+				return a
+			},
+			"contract version mismatch": func(a []string) []string { a[1] = "sandbox-local/0"; return a },
+			"unknown option": func(a []string) []string {
+				return append(a[:3:3], append([]string{"-bogus"}, a[3:]...)...)
+			},
+			"relative path": func(a []string) []string {
+				for i := range a {
+					if a[i] == "-w" {
+						a[i+1] = "relative"
+					}
+				}
+				return a
+			},
+			"missing working directory": func(a []string) []string {
+				for i := range a {
+					if a[i] == "-C" {
+						a[i+1] = filepath.Join(s.base, "gone")
+					}
+				}
+				return a
+			},
+		}
+		for name, edit := range edits {
+			w := s.wrap(s.policy(), self(t), toolArg, "write", marker)
+			w.Args = edit(append([]string(nil), w.Args...))
+			r := s.spawn(w, nil)
+			if r.code != 125 {
+				t.Errorf("%s: exit %d, want 125 (stderr %q)", name, r.code, r.stderr)
+			}
+			if !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("%s: stderr %q, want one line starting %q", name, r.stderr, w.RunnerFailure.FatalPrefix)
+			}
+			if o := w.Classify(r.code, []byte(r.stderr)); o.Kind != sandbox.OutcomeRunnerFailure {
+				t.Errorf("%s: classified %+v, want runner-failure", name, o)
+			}
+			wantAbsent(t, marker)
+		}
+		// Control: the unedited wrap runs the command.
+		r := s.spawn(s.wrap(s.policy(), self(t), toolArg, "write", marker), nil)
+		if r.code != 0 {
+			t.Fatalf("control: exit %d stderr %q", r.code, r.stderr)
+		}
+		if _, err := os.Stat(marker); err != nil {
+			t.Fatalf("control: the command did not run: %v", err)
+		}
+	})
+}
+
+func TestInvalidPolicyChangesNothing(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		bad := []sandbox.Request{
+			{Argv: []string{"true"}, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: "relative"}},
+			{Argv: []string{"true"}, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: filepath.Join(s.ws, "missing")}},
+			{Argv: []string{"true"}, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: s.ws, DenyRead: []string{"/a\x00b"}}},
+			{Argv: nil, Policy: s.policy()},
+		}
+		for i, req := range bad {
+			w, err := s.p.Wrap(t.Context(), req)
+			if err == nil || w != nil {
+				t.Fatalf("request %d: Wrap = %v, %v; want INVALID_POLICY", i, w, err)
+			}
+			if o, _ := os.ReadDir(tmp); len(o) != 0 {
+				t.Fatalf("request %d: Wrap created %v before failing", i, o)
+			}
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+func TestWorkspaceWriteConfinesWrites(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		pol := s.policy()
+		wantOK(t, "write inside the workspace", s.tool(pol, "write", filepath.Join(s.ws, "made")))
+		wantContent(t, filepath.Join(s.ws, "made"), "written by the sandbox\n")
+		wantOK(t, "mkdir inside the workspace", s.tool(pol, "mkdir", filepath.Join(s.ws, "dir")))
+
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets := map[string]string{
+			"home":               filepath.Join(home, randomName("sbx-escape-")),
+			"etc":                filepath.Join("/etc", randomName("sbx-escape-")),
+			"tmp":                filepath.Join(os.TempDir(), randomName("sbx-escape-")),
+			"workspace sibling":  filepath.Join(s.base, "sibling"),
+			"workspace parent":   filepath.Join(filepath.Dir(s.ws), "parent-file"),
+			"private tmp parent": filepath.Join(filepath.Dir(filepath.Dir(s.wrap(pol, "true").TempDir)), randomName("sbx-escape-")),
+		}
+		for what, p := range targets {
+			wantDenied(t, "write to "+what, s.tool(pol, "write", p))
+			wantAbsent(t, p)
+			wantDenied(t, "mkdir in "+what, s.tool(pol, "mkdir", p))
+			wantAbsent(t, p)
+		}
+	})
+}
+
+func TestExistingFilesOutsideStayUnchanged(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		victim := filepath.Join(s.base, "victim")
+		write(t, victim, "original\n")
+		pol := s.policy()
+		wantDenied(t, "append outside", s.tool(pol, "append", victim))
+		wantDenied(t, "truncate outside", s.tool(pol, "truncate", victim))
+		wantDenied(t, "remove outside", s.tool(pol, "remove", victim))
+		wantContent(t, victim, "original\n")
+	})
+}
+
+func TestSymlinkInWorkspaceDoesNotReachOutside(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		outside := filepath.Join(s.base, "outside")
+		os.Mkdir(outside, 0o755)
+		write(t, filepath.Join(outside, "existing"), "original\n")
+		if err := os.Symlink(outside, filepath.Join(s.ws, "link")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(outside, "existing"), filepath.Join(s.ws, "filelink")); err != nil {
+			t.Fatal(err)
+		}
+		pol := s.policy()
+		wantDenied(t, "write through a dir symlink", s.tool(pol, "write", filepath.Join(s.ws, "link", "new")))
+		wantAbsent(t, filepath.Join(outside, "new"))
+		wantDenied(t, "write through a file symlink", s.tool(pol, "append", filepath.Join(s.ws, "filelink")))
+		wantContent(t, filepath.Join(outside, "existing"), "original\n")
+		// A symlink the command plants itself is no better.
+		wantOK(t, "plant a symlink in the workspace", s.tool(pol, "symlink", outside, filepath.Join(s.ws, "planted")))
+		wantDenied(t, "write through a planted symlink", s.tool(pol, "write", filepath.Join(s.ws, "planted", "new2")))
+		wantAbsent(t, filepath.Join(outside, "new2"))
+	})
+}
+
+func TestRenameAndLinkAcrossTheBoundary(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		pol := s.policy()
+		inside := filepath.Join(s.ws, "inside")
+		write(t, inside, "inside\n")
+		outside := filepath.Join(s.base, "outside-file")
+		write(t, outside, "outside\n")
+		dest := filepath.Join(s.base, "moved")
+
+		// EXDEV is how Landlock refuses a cross-directory rename or link it
+		// cannot allow (so that mv falls back to a copy, which then fails).
+		deny := []string{"EACCES", "EXDEV", "EROFS"}
+		wantDenied(t, "rename out of the workspace", s.tool(pol, "rename", inside, dest), deny...)
+		wantAbsent(t, dest)
+		wantContent(t, inside, "inside\n")
+		wantDenied(t, "link out of the workspace", s.tool(pol, "link", inside, dest), deny...)
+		wantAbsent(t, dest)
+		wantDenied(t, "rename into the workspace", s.tool(pol, "rename", outside, filepath.Join(s.ws, "stolen")), deny...)
+		wantContent(t, outside, "outside\n")
+		wantAbsent(t, filepath.Join(s.ws, "stolen"))
+
+		// Control: the same operations inside the workspace work.
+		wantOK(t, "rename inside", s.tool(pol, "rename", inside, filepath.Join(s.ws, "renamed")))
+		os.Mkdir(filepath.Join(s.ws, "sub"), 0o755)
+		wantOK(t, "rename across workspace dirs", s.tool(pol, "rename", filepath.Join(s.ws, "renamed"), filepath.Join(s.ws, "sub", "r")))
+		wantOK(t, "link inside", s.tool(pol, "link", filepath.Join(s.ws, "sub", "r"), filepath.Join(s.ws, "hard")))
+	})
+}
+
+func TestReadOnlyMode(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		write(t, filepath.Join(s.ws, "file"), "content\n")
+		pol := sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: s.ws}
+		for _, p := range []string{filepath.Join(s.ws, "new"), filepath.Join(s.base, "new"), filepath.Join(os.TempDir(), randomName("sbx-ro-"))} {
+			wantDenied(t, "read-only write "+p, s.tool(pol, "write", p))
+			wantAbsent(t, p)
+		}
+		wantDenied(t, "read-only append", s.tool(pol, "append", filepath.Join(s.ws, "file")))
+		wantContent(t, filepath.Join(s.ws, "file"), "content\n")
+		wantOK(t, "read-only read", s.tool(pol, "read", filepath.Join(s.ws, "file")))
+		wantOK(t, "read-only readdir", s.tool(pol, "readdir", s.ws))
+		r := s.run(pol, "/bin/sh", "-c", "cat file && ls /etc >/dev/null && echo ran")
+		if r.code != 0 || r.stdout != "content\nran\n" {
+			t.Errorf("read-only command: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+		// Control: the same write works in workspace-write mode.
+		wantOK(t, "workspace-write control", s.tool(s.policy(), "write", filepath.Join(s.ws, "new")))
+	})
+}
+
+func TestPrivateTempDir(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+			pol := s.policy()
+			pol.Mode = mode
+			w := s.wrap(pol, self(t), toolArg, "env", "TMPDIR")
+			r := s.spawn(w, nil)
+			if got := r.stdout; got != w.TempDir+"\n" || w.TempDir == "" {
+				t.Fatalf("%s: TMPDIR inside = %q, want %q", mode, got, w.TempDir)
+			}
+			w2 := s.wrap(pol, self(t), toolArg, "write-in-env-dir", "TMPDIR", "x")
+			wantOK(t, string(mode)+": write in TMPDIR", toolAnswer(t, s.spawn(w2, nil)))
+			wantContent(t, filepath.Join(w2.TempDir, "x"), "x")
+			if err := w2.Cleanup(); err != nil {
+				t.Fatal(err)
+			}
+			wantAbsent(t, w2.TempDir)
+			if err := w.Cleanup(); err != nil {
+				t.Fatal(err)
+			}
+			wantAbsent(t, w.TempDir)
+		}
+		// Two wraps cannot write into each other's temp dir.
+		other := s.wrap(s.policy(), "true")
+		wantDenied(t, "write into another wrap's temp dir", s.tool(s.policy(), "write", filepath.Join(other.TempDir, "x")))
+		wantAbsent(t, filepath.Join(other.TempDir, "x"))
+	})
+}
+
+func TestDevicesUsable(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		pol := sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: s.ws}
+		wantOK(t, "write /dev/null", s.tool(pol, "append", "/dev/null"))
+		wantOK(t, "read /dev/zero", s.tool(pol, "read", "/dev/zero"))
+		wantOK(t, "open a pty and use it", s.tool(pol, "pty"))
+		r := s.run(pol, "/bin/sh", "-c", "echo x > /dev/null && head -c 4 /dev/urandom | wc -c")
+		if r.code != 0 || r.stdout != "4\n" {
+			t.Errorf("devices from sh: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+}
+
+func TestDenyReadDirectory(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		secret := filepath.Join(s.base, "secret")
+		write(t, filepath.Join(secret, "key"), "hunter2\n")
+		sibling := filepath.Join(s.base, "sibling")
+		write(t, filepath.Join(sibling, "data"), "public\n")
+		pol := s.policy()
+		pol.DenyRead = []string{secret}
+
+		// Control first: without the deny, the secret is readable.
+		wantOK(t, "control: read the secret", s.tool(s.policy(), "read", filepath.Join(secret, "key")))
+		wantDenied(t, "read a denied file", s.tool(pol, "read", filepath.Join(secret, "key")), "EACCES", "ENOENT")
+		wantDenied(t, "list a denied dir", s.tool(pol, "readdir", secret), "EACCES", "ENOENT")
+		r := s.run(pol, "/bin/sh", "-c", "cat "+secret+"/key; echo cat=$?; ls "+secret+"; echo ls=$?")
+		if r.stdout != "cat=1\nls=2\n" || strings.Contains(r.stdout+r.stderr, "hunter2") {
+			t.Errorf("cat/ls of a denied dir: stdout %q stderr %q", r.stdout, r.stderr)
+		}
+		wantOK(t, "read a sibling", s.tool(pol, "read", filepath.Join(sibling, "data")))
+		wantOK(t, "list a sibling", s.tool(pol, "readdir", sibling))
+		wantOK(t, "read the workspace", s.tool(pol, "readdir", s.ws))
+		r = s.run(pol, "/bin/sh", "-c", "cat "+sibling+"/data")
+		if r.code != 0 || r.stdout != "public\n" {
+			t.Errorf("cat of a sibling: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+}

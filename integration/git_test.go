@@ -1,0 +1,98 @@
+package integration
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// enforcesReadOnlySubpaths: runners that can keep a subpath of a writable
+// root read-only. Landlock cannot (it only adds rights down a hierarchy)
+// and must say so in its report instead.
+var enforcesReadOnlySubpaths = map[string]bool{"landlock": false}
+
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "config", "user.name", "t"}, {"-C", dir, "config", "user.email", "t@example.com"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func TestGitSurface(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		pol := s.policy()
+		w := s.wrap(pol, "true")
+		protected := []string{filepath.Join(s.ws, ".git/hooks"), filepath.Join(s.ws, ".git/config"), filepath.Join(s.ws, ".git/config.worktree")}
+
+		if !enforcesReadOnlySubpaths[s.runner] {
+			if w.Enforcement != sandbox.Partial {
+				t.Fatalf("enforcement %q, want partial", w.Enforcement)
+			}
+			for _, p := range protected {
+				found := false
+				for _, g := range w.Gaps {
+					found = found || g.Area == "fs" && strings.Contains(g.Reason, p)
+				}
+				if !found {
+					t.Errorf("no gap names %s: %v", p, w.Gaps)
+				}
+			}
+			full := pol
+			full.RequireFull = true
+			_, err := s.p.Wrap(t.Context(), sandbox.Request{Argv: []string{"true"}, Policy: full})
+			if !errors.Is(err, sandbox.ErrUnavailable) {
+				t.Fatalf("RequireFull with read-only subpaths on %s: %v, want SANDBOX_UNAVAILABLE", s.runner, err)
+			}
+			if !strings.Contains(err.Error(), ".git/hooks") {
+				t.Errorf("the refusal does not say why: %v", err)
+			}
+		} else {
+			hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
+			wantDenied(t, "plant a hook", s.tool(pol, "write", hook))
+			wantAbsent(t, hook)
+			wantDenied(t, "rewrite .git/config", s.tool(pol, "append", filepath.Join(s.ws, ".git/config")))
+		}
+
+		// git add and git commit work inside the workspace either way.
+		r := s.run(pol, "/bin/sh", "-c", "echo hello > f && git add f && git commit -qm 'from the sandbox' && git log --oneline | wc -l")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "1" {
+			t.Fatalf("git add/commit in the sandbox: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+		out, err := exec.Command("git", "-C", s.ws, "log", "--format=%s").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "from the sandbox" {
+			t.Fatalf("commit not visible on the host: %q %v", out, err)
+		}
+		if _, err := os.Stat(filepath.Join(s.ws, ".git/hooks/pre-commit")); err == nil {
+			t.Fatal("a hook appeared")
+		}
+	})
+}
+
+func TestReadOnlySubpathsOfTheCaller(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		write(t, filepath.Join(s.ws, ".env"), "TOKEN=1\n")
+		pol := s.policy()
+		pol.ReadOnlySubpaths = []string{".env"}
+		w := s.wrap(pol, "true")
+		if !enforcesReadOnlySubpaths[s.runner] {
+			found := false
+			for _, g := range w.Gaps {
+				found = found || strings.Contains(g.Reason, filepath.Join(s.ws, ".env"))
+			}
+			if !found || w.Enforcement != sandbox.Partial {
+				t.Fatalf("caller's read-only subpath not reported: %s %v", w.Enforcement, w.Gaps)
+			}
+			return
+		}
+		wantDenied(t, "write a caller-protected file", s.tool(pol, "append", filepath.Join(s.ws, ".env")))
+		wantContent(t, filepath.Join(s.ws, ".env"), "TOKEN=1\n")
+	})
+}

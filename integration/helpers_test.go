@@ -1,0 +1,200 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// linuxRunners are the runners every case runs under.
+var linuxRunners = []string{"landlock"}
+
+// sbx is one case's world: a base directory holding the workspace and its
+// siblings, and a provider pinned to one runner.
+type sbx struct {
+	t      *testing.T
+	runner string
+	base   string
+	ws     string
+	p      *sandbox.Provider
+}
+
+func newSbx(t *testing.T, runner string) *sbx {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &sbx{t: t, runner: runner, base: base, ws: ws, p: sandbox.New(sandbox.Config{Runners: []string{runner}})}
+}
+
+func (s *sbx) policy() sandbox.Policy {
+	return sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: s.ws}
+}
+
+type ran struct {
+	stdout, stderr string
+	code           int
+	w              *sandbox.Wrapped
+}
+
+// wrap wraps argv under pol, failing the test on an error.
+func (s *sbx) wrap(pol sandbox.Policy, argv ...string) *sandbox.Wrapped {
+	s.t.Helper()
+	w, err := s.p.Wrap(context.Background(), sandbox.Request{Argv: argv, Policy: pol})
+	if err != nil {
+		s.t.Fatalf("Wrap(%q): %v", argv, err)
+	}
+	s.t.Cleanup(func() { w.Cleanup() })
+	return w
+}
+
+// run wraps argv under pol and runs it to completion.
+func (s *sbx) run(pol sandbox.Policy, argv ...string) ran {
+	s.t.Helper()
+	return s.spawn(s.wrap(pol, argv...), nil)
+}
+
+func (s *sbx) spawn(w *sandbox.Wrapped, edit func(*exec.Cmd)) ran {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := w.Command(ctx)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if edit != nil {
+		edit(cmd)
+	}
+	err := cmd.Run()
+	r := ran{stdout: out.String(), stderr: errb.String(), w: w, code: exitCode(cmd, err)}
+	if r.code == -1 {
+		s.t.Fatalf("spawn %q: %v", w.Args, err)
+	}
+	return r
+}
+
+// exitCode is the launcher's status, 128+N for a death by signal N, -1
+// when it did not run.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// tool runs one tool verb inside the sandbox and returns its one-line
+// answer ("ok" or an errno name).
+func (s *sbx) tool(pol sandbox.Policy, verb string, args ...string) string {
+	s.t.Helper()
+	r := s.run(pol, append([]string{self(s.t), toolArg, verb}, args...)...)
+	return toolAnswer(s.t, r)
+}
+
+func toolAnswer(t *testing.T, r ran) string {
+	t.Helper()
+	line := strings.TrimSpace(r.stdout)
+	if strings.Contains(line, "\n") || line == "" {
+		t.Fatalf("tool gave no single answer (exit %d): stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if (line == "ok") != (r.code == 0) {
+		t.Fatalf("tool answer %q with exit %d (stderr %q)", line, r.code, r.stderr)
+	}
+	return line
+}
+
+// hostTool runs a tool verb unconfined: the positive control showing an
+// attack works on this machine when nothing stops it.
+func hostTool(t *testing.T, verb string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(self(t), append([]string{toolArg, verb}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	return toolAnswer(t, ran{stdout: out.String(), code: exitCode(cmd, err)})
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wantDenied asserts a tool answer is one of the errnos a denial may have.
+func wantDenied(t *testing.T, what, got string, errnos ...string) {
+	t.Helper()
+	if len(errnos) == 0 {
+		errnos = []string{"EACCES", "EROFS"}
+	}
+	for _, e := range errnos {
+		if got == e {
+			return
+		}
+	}
+	t.Errorf("%s: got %q, want one of %v", what, got, errnos)
+}
+
+func wantOK(t *testing.T, what, got string) {
+	t.Helper()
+	if got != "ok" {
+		t.Errorf("%s: got %q, want ok", what, got)
+	}
+}
+
+func wantAbsent(t *testing.T, p string) {
+	t.Helper()
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Errorf("%s exists after a denied write (%v)", p, err)
+		os.RemoveAll(p)
+	}
+}
+
+func wantContent(t *testing.T, p, want string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != want {
+		t.Errorf("%s = %q, %v; want %q", p, b, err, want)
+	}
+}
+
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func randomName(prefix string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// forEachRunner runs a case once per Linux runner.
+func forEachRunner(t *testing.T, fn func(t *testing.T, s *sbx)) {
+	for _, r := range linuxRunners {
+		t.Run(r, func(t *testing.T) { fn(t, newSbx(t, r)) })
+	}
+}

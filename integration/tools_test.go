@@ -1,0 +1,202 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// toolArg makes the test binary act as a tool: BINARY tool VERB ARGS...
+// Each verb prints exactly one line: "ok", or the errno name of the failure
+// (EACCES, EROFS, EPERM, ...), or "error: ..." for anything else; it exits 0
+// on "ok" and 1 otherwise.
+const toolArg = "tool"
+
+func runTool(args []string) int {
+	out := toolVerb(args)
+	fmt.Println(out)
+	if out == "ok" {
+		return 0
+	}
+	return 1
+}
+
+func result(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	return "error: " + err.Error()
+}
+
+func toolVerb(args []string) string {
+	if len(args) == 0 {
+		return "error: no verb"
+	}
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	switch args[0] {
+	case "write-in-env-dir":
+		return result(os.WriteFile(filepath.Join(os.Getenv(arg(1)), arg(2)), []byte("x"), 0o644))
+	case "write":
+		return result(os.WriteFile(arg(1), []byte("written by the sandbox\n"), 0o644))
+	case "append":
+		f, err := os.OpenFile(arg(1), os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString("appended\n")
+			f.Close()
+		}
+		return result(err)
+	case "truncate":
+		return result(unix.Truncate(arg(1), 0))
+	case "read":
+		f, err := os.Open(arg(1))
+		if err == nil {
+			_, err = f.Read(make([]byte, 64))
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			f.Close()
+		}
+		return result(err)
+	case "readdir":
+		_, err := os.ReadDir(arg(1))
+		return result(err)
+	case "mkdir":
+		return result(unix.Mkdir(arg(1), 0o755))
+	case "rename":
+		return result(unix.Rename(arg(1), arg(2)))
+	case "link":
+		return result(unix.Link(arg(1), arg(2)))
+	case "symlink":
+		return result(unix.Symlink(arg(1), arg(2)))
+	case "remove":
+		return result(unix.Unlink(arg(1)))
+	case "connect-tcp":
+		c, err := net.DialTimeout("tcp", arg(1), 2*time.Second)
+		if err == nil {
+			c.Write([]byte("ping"))
+			c.Close()
+		}
+		return result(err)
+	case "send-udp":
+		c, err := net.Dial("udp", arg(1))
+		if err == nil {
+			_, err = c.Write([]byte("ping"))
+			c.Close()
+		}
+		return result(err)
+	case "socket-unix":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err)
+	case "socketpair":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return result(err)
+	case "kill":
+		pid, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: pid"
+		}
+		return result(unix.Kill(pid, unix.SIGKILL))
+	case "kill-own":
+		c := exec.Command("/bin/sleep", "30")
+		if err := c.Start(); err != nil {
+			return "error: " + err.Error()
+		}
+		err := unix.Kill(c.Process.Pid, unix.SIGKILL)
+		c.Wait()
+		return result(err)
+	case "pty":
+		return result(openPty())
+	case "tiocsti":
+		return result(tiocsti())
+	case "env":
+		return os.Getenv(arg(1))
+	}
+	return "error: unknown verb " + args[0]
+}
+
+// openPty opens a new pseudo-terminal pair and writes through it, as a
+// terminal program (script, ssh, a REPL) would.
+func openPty() error {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		return err
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		return err
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS); err != nil {
+		return err
+	}
+	_, err = s.Write([]byte("hello\n"))
+	return err
+}
+
+// tiocsti makes a fresh pty its controlling terminal and pushes a
+// character into its input queue: the terminal-injection attack (on the
+// agent's real terminal the pushed text runs after the sandbox exits).
+func tiocsti() error {
+	// Closing the pty at the end hangs up our controlling terminal.
+	signal.Ignore(syscall.SIGHUP)
+	if _, err := unix.Setsid(); err != nil {
+		return err
+	}
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		return err
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		return err
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR, 0) // becomes the controlling tty
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	c := byte('x')
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, s.Fd(), unix.TIOCSTI, uintptr(unsafePointer(&c)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}

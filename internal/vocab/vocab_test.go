@@ -1,0 +1,178 @@
+package vocab
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const tok = "0123456789abcdef0123456789abcdef"
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	cases := []Spec{
+		{Token: tok, Argv: []string{"true"}},
+		{Token: tok, Writable: []string{"/ws", "/other"}, TempDir: "/tmp/x", ReadOnly: []string{"/ws/.git/hooks"},
+			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", AllowNetwork: true, RequireFull: true,
+			Argv: []string{"sh", "-c", "echo -w -- -net"}},
+		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
+		{Token: tok, Argv: []string{"--", "-probe", ""}},
+	}
+	for i, s := range cases {
+		args, err := Encode(LandlockRun, s)
+		if err != nil {
+			t.Fatalf("case %d: Encode: %v", i, err)
+		}
+		if args[0] != LandlockRun || args[1] != Version || args[2] != tok {
+			t.Fatalf("case %d: header %q", i, args[:3])
+		}
+		got, err := Decode(args[1:])
+		if err != nil {
+			t.Fatalf("case %d: Decode: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, s) {
+			t.Errorf("case %d: round trip\n got %#v\nwant %#v", i, got, s)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	ok := []string{Version, tok, "-net", "deny", "--", "true"}
+	with := func(edit func([]string) []string) []string {
+		return edit(append([]string(nil), ok...))
+	}
+	cases := map[string][]string{
+		"empty":              {},
+		"wrong version":      with(func(a []string) []string { a[0] = "sandbox-local/0"; return a }),
+		"no token":           {Version},
+		"short token":        with(func(a []string) []string { a[1] = "abc"; return a }),
+		"uppercase token":    with(func(a []string) []string { a[1] = strings.ToUpper(tok); return a }),
+		"missing --":         {Version, tok, "-net", "deny", "true"},
+		"missing -net":       {Version, tok, "--", "true"},
+		"bad net":            {Version, tok, "-net", "maybe", "--", "true"},
+		"net twice":          {Version, tok, "-net", "deny", "-net", "allow", "--", "true"},
+		"unknown option":     {Version, tok, "-x", "-net", "deny", "--", "true"},
+		"missing value":      {Version, tok, "-net"},
+		"relative root":      {Version, tok, "-w", "ws", "-net", "deny", "--", "true"},
+		"unclean root":       {Version, tok, "-w", "/ws/../etc", "-net", "deny", "--", "true"},
+		"empty path":         {Version, tok, "-d", "", "-net", "deny", "--", "true"},
+		"nul in path":        {Version, tok, "-r", "/ws/\x00x", "-net", "deny", "--", "true"},
+		"no command":         {Version, tok, "-net", "deny", "--"},
+		"probe with command": {Version, tok, "-net", "deny", "-probe", "--", "true"},
+		"temp twice":         {Version, tok, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
+		"dir twice":          {Version, tok, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
+		"nul in argv":        {Version, tok, "-net", "deny", "--", "tr\x00ue"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(args)
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Decode(%q) = %v, want ErrMalformed", args, err)
+			}
+		})
+	}
+	if _, err := Decode(ok); err != nil {
+		t.Fatalf("control: Decode(%q) = %v", ok, err)
+	}
+}
+
+func TestDecodeTooManyArgs(t *testing.T) {
+	args := append([]string{Version, tok, "-net", "deny", "--"}, make([]string, MaxArgs)...)
+	if _, err := Decode(args); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Decode of %d args = %v, want ErrMalformed", len(args), err)
+	}
+}
+
+func TestTokenOf(t *testing.T) {
+	if got := TokenOf([]string{"sandbox-local/9", tok, "garbage"}); got != tok {
+		t.Errorf("TokenOf with bad version = %q, want the token", got)
+	}
+	if got := TokenOf([]string{Version, "nope"}); got != "" {
+		t.Errorf("TokenOf(invalid) = %q", got)
+	}
+}
+
+func TestNewTokenIsValidAndFresh(t *testing.T) {
+	a, err := NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewToken()
+	if !ValidToken(a) || !ValidToken(b) || a == b {
+		t.Fatalf("tokens %q %q", a, b)
+	}
+}
+
+func TestLines(t *testing.T) {
+	if got, want := FatalLine(LandlockRun, tok, "bad\nthing"), "landlock-run: fatal: ["+tok+"] bad thing"; got != want {
+		t.Errorf("FatalLine = %q, want %q", got, want)
+	}
+	if got, want := FatalLine(NsRun, "", "x"), "ns-run: fatal: x"; got != want {
+		t.Errorf("unsigned FatalLine = %q, want %q", got, want)
+	}
+	if got := NoticeLine(LandlockRun, nil); got != "" {
+		t.Errorf("NoticeLine(no gaps) = %q", got)
+	}
+	got := NoticeLine(LandlockRun, []Gap{{"fs", "a"}, {"net", "b"}})
+	if want := "landlock-run: notice: partial enforcement: fs: a; net: b"; got != want {
+		t.Errorf("NoticeLine = %q, want %q", got, want)
+	}
+}
+
+func TestLandlockKernelGapsByABI(t *testing.T) {
+	deny := Spec{}
+	allow := Spec{AllowNetwork: true}
+	cases := []struct {
+		abi  int
+		s    Spec
+		want []string // areas, in order
+	}{
+		{0, deny, []string{"fs"}},
+		{1, deny, []string{"fs", "fs", "fs", "net", "ipc", "net"}},
+		{3, deny, []string{"fs", "net", "ipc", "net"}},
+		{4, deny, []string{"fs", "ipc", "net"}},
+		{5, deny, []string{"ipc", "net"}},
+		{5, allow, []string{"ipc"}},
+		{6, deny, nil},
+		{7, deny, nil},
+		{9, allow, nil},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, g := range LandlockKernelGaps(c.abi, c.s) {
+			got = append(got, g.Area)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("abi %d allow=%v: areas %v, want %v", c.abi, c.s.AllowNetwork, got, c.want)
+		}
+	}
+}
+
+func TestLandlockGapsNameReadOnlyAndInnerDenyRead(t *testing.T) {
+	s := Spec{Writable: []string{"/ws"}, ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"},
+		DenyRead: []string{"/ws/.env", "/home/u/.ssh"}}
+	gaps := LandlockGaps(7, s)
+	if len(gaps) != 3 {
+		t.Fatalf("gaps = %v, want 3 (two read-only subpaths, one inner deny-read)", gaps)
+	}
+	for i, p := range []string{"/ws/.git/hooks", "/ws/.git/config", "/ws/.env"} {
+		if !strings.Contains(gaps[i].Reason, p) {
+			t.Errorf("gap %d = %q, want it to name %s", i, gaps[i], p)
+		}
+	}
+}
+
+func TestWithin(t *testing.T) {
+	cases := []struct {
+		p, root string
+		want    bool
+	}{
+		{"/a", "/a", true}, {"/a/b", "/a", true}, {"/ab", "/a", false}, {"/", "/a", false},
+		{"/x", "/", true}, {"/a", "/a/b", false},
+	}
+	for _, c := range cases {
+		if got := Within(c.p, c.root); got != c.want {
+			t.Errorf("Within(%q, %q) = %v", c.p, c.root, got)
+		}
+	}
+}

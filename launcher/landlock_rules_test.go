@@ -1,0 +1,108 @@
+//go:build linux
+
+package launcher
+
+import (
+	"io/fs"
+	"reflect"
+	"testing"
+	"testing/fstest"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// fakeLister serves a tree from an fstest.MapFS rooted at "/".
+type fakeLister struct{ m fstest.MapFS }
+
+func rel(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return p[1:]
+}
+func (f fakeLister) ReadDir(d string) ([]fs.DirEntry, error) { return f.m.ReadDir(rel(d)) }
+func (f fakeLister) Stat(p string) (fs.FileInfo, error)      { return f.m.Stat(rel(p)) }
+
+func tree() fakeLister {
+	return fakeLister{fstest.MapFS{
+		"bin/sh":            {},
+		"etc/passwd":        {},
+		"home/u/.ssh/id":    {},
+		"home/u/.bashrc":    {},
+		"home/u/proj/a.go":  {},
+		"home/u/link":       {Mode: fs.ModeSymlink},
+		"dev/null":          {Mode: fs.ModeDevice | fs.ModeCharDevice},
+		"dev/sda":           {Mode: fs.ModeDevice},
+		"dev/pts/ptmx":      {},
+		"tmp/sandbox/t/x":   {},
+		"proc/self/environ": {},
+	}}
+}
+
+func grantsOf(gs []grant) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, g := range gs {
+		m[g.Path] |= g.Access
+	}
+	return m
+}
+
+func TestPlanFSReadOnly(t *testing.T) {
+	got := grantsOf(planFS(vocab.Spec{TempDir: "/tmp/sandbox/t"}, tree()))
+	want := map[string]uint64{
+		"/":              readDir, // ancestor of /dev: listable only
+		"/bin":           readAll,
+		"/etc":           readAll,
+		"/home":          readAll,
+		"/proc":          readAll,
+		"/tmp":           readAll,
+		"/dev":           readDir,
+		"/dev/null":      deviceRW,
+		"/dev/pts":       deviceRW | readDir,
+		"/tmp/sandbox/t": writableTree,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("plan\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
+	s := vocab.Spec{Writable: []string{"/home/u/proj"}, DenyRead: []string{"/home/u/.ssh"}}
+	got := grantsOf(planFS(s, tree()))
+	for p, acc := range map[string]uint64{
+		"/home/u/.bashrc": readFile,
+		"/home/u/proj":    readAll | writableTree,
+	} {
+		if got[p] != acc {
+			t.Errorf("%s: %#x, want %#x", p, got[p], acc)
+		}
+	}
+	// Ancestors of the denied path get nothing: a read_dir there would let
+	// the denied directory be listed.
+	for _, p := range []string{"/", "/home", "/home/u", "/home/u/.ssh", "/home/u/.ssh/id", "/home/u/link", "/dev/sda"} {
+		if _, ok := got[p]; ok {
+			t.Errorf("%s granted %#x, want nothing", p, got[p])
+		}
+	}
+}
+
+// TestRightsSets pins the exact rights: no writable tree may make device
+// nodes, and reading never implies writing.
+func TestRightsSets(t *testing.T) {
+	if writableTree&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) != 0 {
+		t.Fatal("writable trees may create device nodes")
+	}
+	if handledFS&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) == 0 {
+		t.Fatal("device creation is not handled, so it is not denied")
+	}
+	if readAll&(ll.AccessFSWriteFile|ll.AccessFSTruncate|writeDir) != 0 {
+		t.Fatal("read rights include write rights")
+	}
+	want := uint64(ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSWriteFile |
+		ll.AccessFSTruncate | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
+		ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer)
+	if writableTree != want {
+		t.Fatalf("writableTree = %#x, want %#x", writableTree, want)
+	}
+}

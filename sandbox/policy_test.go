@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestValidateRejects(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, "f")
+	os.WriteFile(file, nil, 0o600)
+	home, _ := os.UserHomeDir()
+	good := func() Request {
+		return Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws}}
+	}
+	cases := map[string]func(*Request){
+		"empty argv":              func(r *Request) { r.Argv = nil },
+		"empty argv0":             func(r *Request) { r.Argv = []string{""} },
+		"nul in argv":             func(r *Request) { r.Argv = []string{"echo", "a\x00b"} },
+		"nul in env":              func(r *Request) { r.Env = []string{"A=\x00"} },
+		"no mode":                 func(r *Request) { r.Policy.Mode = "" },
+		"unknown mode":            func(r *Request) { r.Policy.Mode = "yolo" },
+		"unknown network":         func(r *Request) { r.Policy.Network = "some" },
+		"no workspace":            func(r *Request) { r.Policy.Workspace = "" },
+		"relative workspace":      func(r *Request) { r.Policy.Workspace = "ws" },
+		"unclean workspace":       func(r *Request) { r.Policy.Workspace = ws + "/../" + filepath.Base(ws) },
+		"missing workspace":       func(r *Request) { r.Policy.Workspace = filepath.Join(ws, "nope") },
+		"workspace is a file":     func(r *Request) { r.Policy.Workspace = file },
+		"nul in workspace":        func(r *Request) { r.Policy.Workspace = ws + "\x00" },
+		"workspace is root":       func(r *Request) { r.Policy.Workspace = "/" },
+		"workspace is home":       func(r *Request) { r.Policy.Workspace = home },
+		"workspace in proc":       func(r *Request) { r.Policy.Workspace = "/proc/self" },
+		"writable root read-only": func(r *Request) { r.Policy.Mode = ReadOnly; r.Policy.WritableRoots = []string{ws} },
+		"relative writable root":  func(r *Request) { r.Policy.WritableRoots = []string{"x"} },
+		"missing writable root":   func(r *Request) { r.Policy.WritableRoots = []string{filepath.Join(ws, "nope")} },
+		"writable root /":         func(r *Request) { r.Policy.WritableRoots = []string{"/"} },
+		"writable root /dev":      func(r *Request) { r.Policy.WritableRoots = []string{"/dev"} },
+		"relative deny-read":      func(r *Request) { r.Policy.DenyRead = []string{"secret"} },
+		"nul in deny-read":        func(r *Request) { r.Policy.DenyRead = []string{"/a\x00"} },
+		"escaping read-only sub":  func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"../x"} },
+		"unclean read-only sub":   func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"a//b"} },
+		"dot read-only sub":       func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"."} },
+		"relative dir":            func(r *Request) { r.Dir = "sub" },
+		"missing dir":             func(r *Request) { r.Dir = filepath.Join(ws, "nope") },
+	}
+	for name, edit := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := good()
+			edit(&r)
+			_, err := validate(r)
+			if !errors.Is(err, ErrInvalidPolicy) {
+				t.Fatalf("validate = %v, want INVALID_POLICY", err)
+			}
+			var se *Error
+			if !errors.As(err, &se) || se.Code != CodeInvalidPolicy || se.Reason == "" {
+				t.Fatalf("error %#v is not a coded *Error", err)
+			}
+		})
+	}
+	if _, err := validate(good()); err != nil {
+		t.Fatalf("control: validate(good) = %v", err)
+	}
+}
+
+func TestValidateResolvesPaths(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	extra := filepath.Join(base, "extra")
+	os.Mkdir(real, 0o700)
+	os.Mkdir(extra, 0o700)
+	link := filepath.Join(base, "link")
+	os.Symlink(real, link)
+	secret := filepath.Join(base, "secret")
+	os.Mkdir(secret, 0o700)
+	secretLink := filepath.Join(base, "secret-link")
+	os.Symlink(secret, secretLink)
+
+	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{
+		Mode: WorkspaceWrite, Workspace: link, WritableRoots: []string{extra, real},
+		DenyRead: []string{secretLink}, Network: NetworkAllow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.workspace != real || r.dir != real {
+		t.Errorf("workspace %q dir %q, want the resolved %q", r.workspace, r.dir, real)
+	}
+	if want := []string{real, extra}; !reflect.DeepEqual(r.writableRoots, want) {
+		t.Errorf("writable roots %q, want %q (workspace first, duplicates dropped)", r.writableRoots, want)
+	}
+	if want := []string{secretLink, secret}; !reflect.DeepEqual(r.denyRead, want) {
+		t.Errorf("deny-read %q, want the link and its target %q", r.denyRead, want)
+	}
+	if !r.allowNetwork {
+		t.Error("network allow lost")
+	}
+}
+
+func TestReadOnlyModeHasNoWritableRoots(t *testing.T) {
+	ws := t.TempDir()
+	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grants(osFS{}, r, "", "/tmp/t")
+	if len(s.Writable) != 0 || len(s.ReadOnly) != 0 || s.TempDir != "/tmp/t" {
+		t.Fatalf("read-only spec %#v", s)
+	}
+}
+
+func TestErrorIs(t *testing.T) {
+	under := errors.New("boom")
+	e := unavailable("landlock", "nope", under)
+	if !errors.Is(e, ErrUnavailable) || errors.Is(e, ErrInvalidPolicy) || !errors.Is(e, under) {
+		t.Fatalf("errors.Is wrong for %v", e)
+	}
+	if got, want := e.Error(), "SANDBOX_UNAVAILABLE: landlock: nope: boom"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}

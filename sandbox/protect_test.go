@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+func mkfile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProtectedPaths(t *testing.T) {
+	base := t.TempDir()
+	// A repository with a nested submodule and a linked worktree.
+	repo := filepath.Join(base, "repo")
+	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
+	mkfile(t, filepath.Join(repo, ".git/modules/lib/HEAD"), "x")
+	mkfile(t, filepath.Join(repo, ".git/modules/lib/modules/deep/HEAD"), "x")
+	mkfile(t, filepath.Join(repo, ".git/modules/group/inner/HEAD"), "x")
+	os.MkdirAll(filepath.Join(repo, ".git/worktrees/wt"), 0o755)
+	// A linked worktree checkout whose .git is a pointer file.
+	wt := filepath.Join(base, "wt")
+	mkfile(t, filepath.Join(wt, ".git"), "gitdir: "+filepath.Join(repo, ".git/worktrees/wt")+"\n")
+	mkfile(t, filepath.Join(repo, ".git/worktrees/wt/commondir"), "../..\n")
+	// A plain directory without a repository.
+	plain := filepath.Join(base, "plain")
+	os.Mkdir(plain, 0o755)
+	// A pointer to a git dir outside every writable root.
+	outside := filepath.Join(base, "outside-ptr")
+	mkfile(t, filepath.Join(outside, ".git"), "gitdir: /elsewhere/.git\n")
+	// .git as a symlink to a decoy: the link itself is protected, not followed.
+	linked := filepath.Join(base, "linked")
+	os.Mkdir(linked, 0o755)
+	os.Symlink(filepath.Join(plain), filepath.Join(linked, ".git"))
+
+	cases := []struct {
+		name  string
+		roots []string
+		extra []string
+		want  []string
+	}{
+		{"repo", []string{repo}, nil, []string{
+			".git/hooks", ".git/config", ".git/config.worktree",
+			".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/config.worktree",
+			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config", ".git/modules/lib/modules/deep/config.worktree",
+			".git/modules/group/inner/hooks", ".git/modules/group/inner/config", ".git/modules/group/inner/config.worktree",
+			".git/worktrees/wt/hooks", ".git/worktrees/wt/config", ".git/worktrees/wt/config.worktree",
+		}},
+		{"no repository", []string{plain}, nil, []string{".git"}},
+		{"caller extras", []string{plain}, []string{".env", ".agent/config", filepath.Join(plain, "abs"), "/not/under/any/root"},
+			[]string{".git", ".env", ".agent/config", "abs"}},
+		{"symlinked .git", []string{linked}, nil, []string{".git"}},
+		{"pointer outside roots", []string{outside}, nil, []string{".git"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := protectedPaths(osFS{}, c.roots, c.extra)
+			var want []string
+			for _, w := range c.want {
+				want = append(want, filepath.Join(c.roots[0], w))
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+		})
+	}
+
+	// The worktree checkout with both roots writable: its pointer, its git
+	// dir's surface and the common dir's surface.
+	got := protectedPaths(osFS{}, []string{wt, repo}, nil)
+	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config.worktree"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
+		if !contains(got, p) {
+			t.Errorf("worktree pointer: %q missing from %q", p, got)
+		}
+	}
+}
+
+func TestProtectedPathsBounded(t *testing.T) {
+	repo := t.TempDir()
+	for i := 0; i < maxGitDirs+50; i++ {
+		mkfile(t, filepath.Join(repo, ".git/modules", "m"+string(rune('a'+i%26))+filepath.Base(t.Name())+itoa(i), "HEAD"), "x")
+	}
+	got := protectedPaths(osFS{}, []string{repo}, nil)
+	if max := (maxGitDirs + 1) * len(gitSurface); len(got) > max {
+		t.Fatalf("%d protected paths, want at most %d", len(got), max)
+	}
+}
+
+func itoa(i int) string { return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }

@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+type fakeRunner struct {
+	n              string
+	readyErr       error
+	probeErr       error
+	readies, probes atomic.Int32
+}
+
+func (f *fakeRunner) name() string { return f.n }
+func (f *fakeRunner) ready() error { f.readies.Add(1); return f.readyErr }
+func (f *fakeRunner) probe(context.Context) error {
+	f.probes.Add(1)
+	return f.probeErr
+}
+func (f *fakeRunner) wrap(vocab.Spec, *Wrapped) error { return nil }
+
+func TestSelectSoleCandidateUnprobed(t *testing.T) {
+	r := &fakeRunner{n: "only"}
+	var s selection
+	got, err := s.selectRunner(context.Background(), []runner{r}, nil)
+	if err != nil || got != r {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if r.probes.Load() != 0 || r.readies.Load() != 1 {
+		t.Fatalf("sole candidate: %d probes, %d readies; want 0, 1", r.probes.Load(), r.readies.Load())
+	}
+}
+
+func TestSelectSoleCandidateNotReady(t *testing.T) {
+	r := &fakeRunner{n: "only", readyErr: errors.New("no kernel support")}
+	var s selection
+	_, err := s.selectRunner(context.Background(), []runner{r}, nil)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no kernel support") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSelectProbesInOrder(t *testing.T) {
+	a := &fakeRunner{n: "a", probeErr: errors.New("userns refused")}
+	b := &fakeRunner{n: "b"}
+	c := &fakeRunner{n: "c"}
+	var s selection
+	got, err := s.selectRunner(context.Background(), []runner{a, b, c}, nil)
+	if err != nil || got != b {
+		t.Fatalf("got %v, %v; want b", got, err)
+	}
+	if a.probes.Load() != 1 || b.probes.Load() != 1 || c.probes.Load() != 0 {
+		t.Fatalf("probes a=%d b=%d c=%d", a.probes.Load(), b.probes.Load(), c.probes.Load())
+	}
+}
+
+func TestSelectAllFailNamesEveryReason(t *testing.T) {
+	a := &fakeRunner{n: "namespaces", probeErr: errors.New("userns refused")}
+	b := &fakeRunner{n: "landlock", readyErr: errors.New("no landlock")}
+	var s selection
+	_, err := s.selectRunner(context.Background(), []runner{a, b}, nil)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, want := range []string{"namespaces: userns refused", "landlock: no landlock"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %q", err, want)
+		}
+	}
+	if b.probes.Load() != 0 {
+		t.Error("a runner that is not ready was probed")
+	}
+}
+
+func TestSelectNoCandidates(t *testing.T) {
+	var s selection
+	if _, err := s.selectRunner(context.Background(), nil, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSelectCachedOnceUnderConcurrency(t *testing.T) {
+	a := &fakeRunner{n: "a", probeErr: errors.New("no")}
+	b := &fakeRunner{n: "b"}
+	var s selection
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, 50)
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			r, err := s.selectRunner(context.Background(), []runner{a, b}, nil)
+			if err == nil && r != b {
+				err = errors.New("wrong runner " + r.name())
+			}
+			errs[i] = err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("goroutine %d: %v", i, err)
+		}
+	}
+	if a.probes.Load() != 1 || b.probes.Load() != 1 {
+		t.Fatalf("probes a=%d b=%d, want 1 each", a.probes.Load(), b.probes.Load())
+	}
+}
+
+func TestSelectFailureIsCachedToo(t *testing.T) {
+	r := &fakeRunner{n: "only", readyErr: errors.New("no")}
+	var s selection
+	s.selectRunner(context.Background(), []runner{r}, nil)
+	r.readyErr = nil
+	if _, err := s.selectRunner(context.Background(), []runner{r}, nil); err == nil {
+		t.Fatal("verdict was recomputed: a changed machine needs a new provider")
+	}
+	if r.readies.Load() != 1 {
+		t.Fatalf("%d readies", r.readies.Load())
+	}
+}
+
+func TestSelectCancelledProbeNotCached(t *testing.T) {
+	a := &fakeRunner{n: "a", probeErr: context.Canceled}
+	b := &fakeRunner{n: "b", probeErr: context.Canceled}
+	var s selection
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.selectRunner(ctx, []runner{a, b}, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	a.probeErr, b.probeErr = nil, nil
+	if r, err := s.selectRunner(context.Background(), []runner{a, b}, nil); err != nil || r != a {
+		t.Fatalf("after a cancelled selection: %v, %v; want a fresh verdict", r, err)
+	}
+}
+
+func TestCandidatesFromConfig(t *testing.T) {
+	if _, err := candidates([]string{"no-such-runner"}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("unknown runner: %v", err)
+	}
+	all, err := candidates(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) > 0 {
+		got, err := candidates([]string{all[0].name(), all[0].name()})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("named candidates: %v %v", got, err)
+		}
+	}
+}
+
+func TestWithTempDir(t *testing.T) {
+	got := withTempDir([]string{"A=1", "TMPDIR=/old", "B=2"}, "/new")
+	want := []string{"A=1", "B=2", "TMPDIR=/new"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
