@@ -97,4 +97,6 @@ func TestProtectedPathsBounded(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }
+func itoa(i int) string {
+	return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+}

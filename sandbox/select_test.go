@@ -12,9 +12,9 @@ import (
 )
 
 type fakeRunner struct {
-	n              string
-	readyErr       error
-	probeErr       error
+	n               string
+	readyErr        error
+	probeErr        error
 	readies, probes atomic.Int32
 }
 
