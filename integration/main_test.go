@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package integration runs real commands under real policies on the real
 // kernel and asserts what happened on the host afterwards. Every case runs
 // for every Linux runner, as whichever user runs the test binary (scripts/test

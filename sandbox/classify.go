@@ -19,6 +19,10 @@ const (
 	OutcomeRunnerFailure OutcomeKind = "runner-failure"
 )
 
+// linuxDenialSignatures are the strerror texts of the errors Landlock and
+// seccomp return (EACCES, EPERM) and of a write to a read-only mount (EROFS).
+var linuxDenialSignatures = []string{"Permission denied", "Operation not permitted", "Read-only file system"}
+
 // Outcome is the classification of one finished wrapped command.
 type Outcome struct {
 	Kind     OutcomeKind `json:"kind"`

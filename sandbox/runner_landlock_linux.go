@@ -140,7 +140,3 @@ func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	return nil
 }
-
-// linuxDenialSignatures are the strerror texts of the errors Landlock and
-// seccomp return (EACCES, EPERM) and of a write to a read-only mount (EROFS).
-var linuxDenialSignatures = []string{"Permission denied", "Operation not permitted", "Read-only file system"}

@@ -1,0 +1,56 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// helperBinary returns a testdata program: prebuilt in $SBX_HELPERS (the
+// test script builds them, so an unprivileged run needs no toolchain), or
+// built now.
+func helperBinary(t *testing.T, name string) string {
+	t.Helper()
+	if dir := os.Getenv("SBX_HELPERS"); dir != "" {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("SBX_HELPERS has no %s: %v", name, err)
+		}
+		return p
+	}
+	out := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/"+name)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s (set SBX_HELPERS to prebuilt helpers): %v\n%s", name, err, b)
+	}
+	return out
+}
+
+func TestForgottenInitFailsClosed(t *testing.T) {
+	ws := t.TempDir()
+	out, err := exec.Command(helperBinary(t, "noinit"), ws).CombinedOutput()
+	if err != nil {
+		t.Fatalf("noinit: %v\n%s", err, out)
+	}
+	got := string(out)
+	if !strings.HasPrefix(got, "SANDBOX_UNAVAILABLE") || !strings.Contains(got, "launcher.Init()") {
+		t.Fatalf("noinit got %q, want SANDBOX_UNAVAILABLE naming launcher.Init()", got)
+	}
+}
+
+func TestLateInitFailsTheProbe(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		out, err := exec.Command(helperBinary(t, "lateinit"), "run", s.ws, s.runner).CombinedOutput()
+		if err != nil {
+			t.Fatalf("lateinit: %v\n%s", err, out)
+		}
+		got := string(out)
+		if !strings.HasPrefix(got, "SANDBOX_UNAVAILABLE") || !strings.Contains(got, "did not answer the probe") {
+			t.Fatalf("lateinit got %q, want SANDBOX_UNAVAILABLE from a failed probe", got)
+		}
+	})
+}
