@@ -41,7 +41,7 @@ func (l landlockRunner) ready() error {
 	if l.abi() < 1 {
 		return errors.New("the kernel has no Landlock (not built in, or not enabled at boot with lsm=...,landlock)")
 	}
-	if !hostinfo.Read().Seccomp {
+	if !hostinfo.Seccomp() {
 		return errors.New("the kernel has no seccomp filters")
 	}
 	return nil

@@ -25,6 +25,13 @@ func LandlockABI() int {
 	return v
 }
 
+// Seccomp reports whether the kernel has seccomp (PR_GET_SECCOMP answers
+// EINVAL when it does not).
+func Seccomp() bool {
+	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	return err == nil
+}
+
 // Read returns the facts of this machine.
 func Read() Facts {
 	f := Facts{OS: runtime.GOOS, LandlockABI: LandlockABI()}
@@ -32,10 +39,7 @@ func Read() Facts {
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	// PR_GET_SECCOMP answers EINVAL when the kernel lacks seccomp.
-	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
-		f.Seccomp = true
-	}
+	f.Seccomp = Seccomp()
 	f.UserNamespaces, f.UserNamespacesNote = userNamespaces()
 	return f
 }

@@ -1,0 +1,134 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// The launch-overhead benchmarks: run them with
+//
+//	go test -run '^$' -bench . -benchtime 200x ./integration/
+//
+// Each iteration starts /bin/true once and waits for it.
+
+func benchWorkspace(b *testing.B) string {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws
+}
+
+func runOrFail(b *testing.B, cmd *exec.Cmd) {
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+	}
+}
+
+// BenchmarkTrueBare is the baseline: /bin/true with no sandbox.
+func BenchmarkTrueBare(b *testing.B) {
+	for b.Loop() {
+		runOrFail(b, exec.Command("/bin/true"))
+	}
+}
+
+// BenchmarkTrueFloor is /bin/true behind a minimal Go binary that only
+// execs it: the cost of one Go start.
+func BenchmarkTrueFloor(b *testing.B) {
+	floor := buildHelper(b, "floor", nil)
+	for b.Loop() {
+		runOrFail(b, exec.Command(floor, "/bin/true"))
+	}
+}
+
+// BenchmarkTrueLandlock is what an agent pays per command with the library:
+// Wrap, spawn, wait, Cleanup.
+func BenchmarkTrueLandlock(b *testing.B) {
+	p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
+	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)}
+	ctx := context.Background()
+	for b.Loop() {
+		w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runOrFail(b, w.Command(ctx))
+		w.Cleanup()
+	}
+}
+
+// BenchmarkWrap is Wrap and Cleanup alone, without spawning.
+func BenchmarkWrap(b *testing.B) {
+	p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
+	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)}
+	ctx := context.Background()
+	for b.Loop() {
+		w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Cleanup()
+	}
+}
+
+// BenchmarkTrueCLI is sandbox-run -- /bin/true, the launcher confining the
+// CLI's own process (one Go start), dynamically and statically linked.
+func BenchmarkTrueCLI(b *testing.B) {
+	ws := benchWorkspace(b)
+	for _, v := range []struct {
+		name  string
+		flags []string
+	}{
+		{"dynamic", nil},
+		{"static", []string{"-ldflags", "-linkmode external -extldflags -static"}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			cli := buildHelper(b, "../cmd/sandbox-run", v.flags)
+			for b.Loop() {
+				cmd := exec.Command(cli, "--workspace", ws, "--", "/bin/true")
+				cmd.Dir = ws
+				runOrFail(b, cmd)
+			}
+		})
+	}
+}
+
+// BenchmarkTrueBwrap is Debian's bubblewrap with the closest equivalent
+// policy, when it is installed.
+func BenchmarkTrueBwrap(b *testing.B) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("bwrap is not installed (apt-get install bubblewrap)")
+	}
+	ws := benchWorkspace(b)
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		"--bind", ws, ws, "--unshare-all", "--die-with-parent", "--new-session", "/bin/true"}
+	for b.Loop() {
+		runOrFail(b, exec.Command(bwrap, args...))
+	}
+}
+
+// buildHelper builds a program of this module into a temp dir.
+func buildHelper(b *testing.B, pkg string, flags []string) string {
+	b.Helper()
+	if filepath.Base(pkg) == pkg {
+		if dir := os.Getenv("SBX_HELPERS"); dir != "" {
+			return filepath.Join(dir, pkg)
+		}
+		pkg = "./testdata/" + pkg
+	}
+	out := filepath.Join(b.TempDir(), filepath.Base(pkg))
+	args := append([]string{"build", "-o", out}, flags...)
+	cmd := exec.Command("go", append(args, pkg)...)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, o)
+	}
+	return out
+}
