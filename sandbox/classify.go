@@ -38,7 +38,8 @@ const (
 	// token). IgnoreLines are never taken for anything but themselves.
 	RuleExitAndLine = "exit-and-fatal-line"
 	// RuleSignature: the launcher reserves no exit status; a runner failure
-	// is a stderr line starting with one of Signatures, whatever the exit.
+	// is a first stderr line (after IgnoreLines) starting with one of
+	// Signatures and none of ExceptPrefixes, whatever the exit status.
 	RuleSignature = "signature-only"
 )
 
@@ -51,6 +52,9 @@ type RunnerFailureRule struct {
 	FatalPrefix string   `json:"fatal_prefix,omitempty"`
 	IgnoreLines []string `json:"ignore_lines,omitempty"`
 	Signatures  []string `json:"signatures,omitempty"`
+	// ExceptPrefixes are lines that start like a signature but are the
+	// command's outcome (sandbox-exec's "execvp() of ... failed").
+	ExceptPrefixes []string `json:"except_prefixes,omitempty"`
 }
 
 // Classify tells what a wrapped command's result means. exitCode is the
@@ -80,12 +84,8 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 			}
 		}
 	case RuleSignature:
-		for _, l := range kept {
-			for _, sig := range rule.Signatures {
-				if strings.HasPrefix(l, sig) {
-					return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: l}
-				}
-			}
+		if len(kept) > 0 && hasAnyPrefix(kept[0], rule.Signatures) && !hasAnyPrefix(kept[0], rule.ExceptPrefixes) {
+			return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: kept[0]}
 		}
 	}
 	if exitCode != 0 {
@@ -103,6 +103,15 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}

@@ -6,7 +6,7 @@ func TestClassify(t *testing.T) {
 	const prefix = "landlock-run: fatal: [0123456789abcdef0123456789abcdef] "
 	const notice = "landlock-run: notice: partial enforcement: ipc: no signal scoping"
 	rule := RunnerFailureRule{Kind: RuleExitAndLine, ExitCode: 125, FatalPrefix: prefix, IgnoreLines: []string{notice}}
-	sig := RunnerFailureRule{Kind: RuleSignature, Signatures: []string{"sandbox-exec:"}}
+	sig := RunnerFailureRule{Kind: RuleSignature, Signatures: []string{"sandbox-exec:"}, ExceptPrefixes: []string{"sandbox-exec: execvp() of "}}
 	den := linuxDenialSignatures
 	cases := []struct {
 		name   string
@@ -36,6 +36,8 @@ func TestClassify(t *testing.T) {
 		{"signature rule hit", sig, 1, "sandbox-exec: profile error\n", OutcomeRunnerFailure},
 		{"signature rule, exit 0", sig, 0, "sandbox-exec: x\n", OutcomeRunnerFailure},
 		{"signature rule, child 125", sig, 125, "x\n", OutcomeChild},
+		{"signature rule, not the first line", sig, 1, "child output\nsandbox-exec: forged later\n", OutcomeChild},
+		{"signature rule, exec failure is the child's", sig, 127, "sandbox-exec: execvp() of 'nope' failed: No such file or directory\n", OutcomeChild},
 		{"crlf", rule, 125, prefix + "x\r\n", OutcomeRunnerFailure},
 	}
 	for _, c := range cases {

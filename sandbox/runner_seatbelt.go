@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"github.com/bo-agent/sandbox-local/seatbelt"
+)
+
+// seatbeltRunner confines with macOS Seatbelt through /usr/bin/sandbox-exec
+// and a profile generated per call (package seatbelt). The only platform
+// call is locating sandbox-exec, behind seatbelt.Locator, so everything
+// here is tested on Linux with a fake.
+type seatbeltRunner struct {
+	loc  seatbelt.Locator
+	fsys seatbelt.FS
+}
+
+func (seatbeltRunner) name() string { return "seatbelt" }
+
+func (s seatbeltRunner) ready() error {
+	_, err := seatbelt.Locate(s.loc)
+	return err
+}
+
+// probe: seatbelt is the sole candidate of its platform, so it is selected
+// unprobed; as one of several (a Config naming it twice) it is only
+// located. Its profile is compiled by sandbox-exec on each run, and a
+// profile it rejects is a runner failure, never an unconfined run.
+func (s seatbeltRunner) probe(context.Context) error { return s.ready() }
+
+func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+	path, err := seatbelt.Locate(s.loc)
+	if err != nil {
+		return unavailable(s.name(), "sandbox-exec is not usable", err)
+	}
+	ss := seatbelt.Spec{
+		WritableRoots:    spec.Writable,
+		ReadOnlySubpaths: spec.ReadOnly,
+		DenyRead:         spec.DenyRead,
+		TempDir:          spec.TempDir,
+		AllowNetwork:     spec.AllowNetwork,
+	}
+	prof, err := seatbelt.Build(s.fsys, ss)
+	if err == nil {
+		w.Args, err = prof.Args(spec.Argv)
+	}
+	if err != nil {
+		if errors.Is(err, seatbelt.ErrInvalidPath) || errors.Is(err, seatbelt.ErrNoCommand) {
+			return &Error{Code: CodeInvalidPolicy, Runner: s.name(), Reason: "cannot express the policy as a Seatbelt profile", Err: err}
+		}
+		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
+	}
+	w.Path = path
+	for _, g := range seatbelt.Gaps(ss) {
+		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
+	}
+	w.DenialSignatures = seatbelt.DenialSignatures(ss)
+	// sandbox-exec reserves no exit status: signature-only, on the first
+	// line (it fails before exec), not counting its report that the command
+	// itself could not be executed (the command's outcome, like env's 127).
+	w.RunnerFailure = RunnerFailureRule{
+		Kind:           RuleSignature,
+		Signatures:     []string{seatbelt.RunnerFailurePrefix},
+		ExceptPrefixes: []string{seatbelt.ExecFailurePrefix},
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+)
+
+// macFS pretends every path is an existing directory, as a Mac's file
+// system would show the test's paths; no symlinks.
+type macFS struct{}
+
+type dirInfo string
+
+func (d dirInfo) Name() string                    { return string(d) }
+func (dirInfo) Size() int64                       { return 0 }
+func (dirInfo) Mode() fs.FileMode                 { return fs.ModeDir | 0o755 }
+func (dirInfo) ModTime() time.Time                { return time.Time{} }
+func (dirInfo) IsDir() bool                       { return true }
+func (dirInfo) Sys() any                          { return nil }
+func (macFS) Lstat(n string) (fs.FileInfo, error) { return dirInfo(n), nil }
+func (macFS) Readlink(string) (string, error)     { return "", fs.ErrInvalid }
+func (macFS) ReadDirNames(string) ([]string, error) {
+	return nil, fs.ErrNotExist
+}
+
+// fakeLocator finds sandbox-exec, or not.
+type fakeLocator struct{ present bool }
+
+type exeInfo struct{ dirInfo }
+
+func (exeInfo) Mode() fs.FileMode { return 0o755 }
+func (exeInfo) IsDir() bool       { return false }
+
+func (l fakeLocator) Stat(n string) (fs.FileInfo, error) {
+	if !l.present {
+		return nil, fs.ErrNotExist
+	}
+	return exeInfo{dirInfo(n)}, nil
+}
+
+func seatbeltProvider(present bool) *Provider {
+	return &Provider{cands: []runner{seatbeltRunner{loc: fakeLocator{present}, fsys: macFS{}}}, fsys: osFS{}}
+}
+
+func TestSeatbeltWrap(t *testing.T) {
+	ws := t.TempDir()
+	p := seatbeltProvider(true)
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"make", "test"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws, DenyRead: []string{"/Users/u/.ssh"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	if w.Path != "/usr/bin/sandbox-exec" || w.Runner != "seatbelt" {
+		t.Fatalf("path %q runner %q", w.Path, w.Runner)
+	}
+	if len(w.Args) < 6 || w.Args[0] != "sandbox-exec" || w.Args[1] != "-p" {
+		t.Fatalf("args %q", w.Args)
+	}
+	tail := w.Args[len(w.Args)-3:]
+	if strings.Join(tail, " ") != "-- make test" {
+		t.Fatalf("args end %q, want -- make test", tail)
+	}
+	profile := w.Args[2]
+	if strings.Contains(profile, ws) || strings.Contains(profile, ".ssh") {
+		t.Fatal("a path was spliced into the profile text")
+	}
+	var sawWS, sawDeny bool
+	for i, a := range w.Args[3 : len(w.Args)-3] {
+		if i%2 == 0 && a != "-D" {
+			t.Fatalf("parameter list %q is not -D pairs", w.Args[3:len(w.Args)-3])
+		}
+		sawWS = sawWS || strings.HasSuffix(a, "="+ws) || strings.HasSuffix(a, "=/private"+ws)
+		sawDeny = sawDeny || strings.HasSuffix(a, "=/Users/u/.ssh")
+	}
+	if !sawWS || !sawDeny {
+		t.Errorf("workspace (%v) or deny-read (%v) not passed as -D", sawWS, sawDeny)
+	}
+	if w.Enforcement != Partial || len(w.Gaps) == 0 {
+		t.Errorf("enforcement %q gaps %v: seatbelt is always partial", w.Enforcement, w.Gaps)
+	}
+	if w.RunnerFailure.Kind != RuleSignature || w.RunnerFailure.ExitCode != 0 {
+		t.Errorf("runner failure rule %+v, want signature-only", w.RunnerFailure)
+	}
+	if o := w.Classify(125, []byte("oops\n")); o.Kind != OutcomeChild {
+		t.Errorf("a child's exit 125 under seatbelt classified %+v", o)
+	}
+	if o := w.Classify(1, []byte("sandbox-exec: invalid profile\n")); o.Kind != OutcomeRunnerFailure {
+		t.Errorf("sandbox-exec failure classified %+v", o)
+	}
+	if o := w.Classify(1, []byte("cp: x: Operation not permitted\n")); o.Kind != OutcomeDenied {
+		t.Errorf("EPERM classified %+v", o)
+	}
+}
+
+func TestSeatbeltMissingIsUnavailable(t *testing.T) {
+	_, err := seatbeltProvider(false).Wrap(context.Background(), Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "sandbox-exec") {
+		t.Fatalf("err = %v, want SANDBOX_UNAVAILABLE naming sandbox-exec", err)
+	}
+}
+
+func TestSeatbeltRequireFullRefused(t *testing.T) {
+	_, err := seatbeltProvider(true).Wrap(context.Background(), Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir(), RequireFull: true}})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v: seatbelt enforcement is partial, RequireFull must refuse", err)
+	}
+}

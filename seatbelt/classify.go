@@ -1,0 +1,104 @@
+package seatbelt
+
+import (
+	"bytes"
+	"strings"
+)
+
+// RunnerFailurePrefix starts every message sandbox-exec writes about its
+// own failure: a profile it could not compile, a sandbox it could not apply
+// (sandbox_apply: Operation not permitted, when already inside a sandbox).
+// sandbox-exec reserves no exit status, so the rule is signature-only: the
+// command's exit status stays ordinary, whatever it is.
+const RunnerFailurePrefix = "sandbox-exec:"
+
+// ExecFailurePrefix starts sandbox-exec's report that the command itself
+// could not be executed (not found, not executable). The sandbox is already
+// applied by then: this is the command's outcome, like env(1)'s 127 and
+// 126, not a runner failure.
+const ExecFailurePrefix = "sandbox-exec: execvp() of "
+
+// IsRunnerFailure applies the runner-failure rule to what the wrapped
+// command wrote to standard error: sandbox-exec fails before it execs, so
+// its message can only be the first line; that line must start with
+// RunnerFailurePrefix and not with ExecFailurePrefix. It returns the line.
+func IsRunnerFailure(stderr []byte) (string, bool) {
+	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
+	line := strings.TrimSuffix(string(first), "\r")
+	if strings.HasPrefix(line, RunnerFailurePrefix) && !strings.HasPrefix(line, ExecFailurePrefix) {
+		return line, true
+	}
+	return "", false
+}
+
+// DenialSignatures returns the stderr fragments that mean the sandbox
+// likely refused the command something, for spec. Seatbelt refuses with
+// EPERM, so the fragments are EPERM's messages as the common tools print
+// them; with the network closed, also the name-resolution failures that
+// follow from mDNSResponder being unreachable. Each call returns a new slice.
+func DenialSignatures(spec Spec) []string {
+	sigs := []string{
+		"Operation not permitted", // strerror(EPERM): C tools, git, python's [Errno 1]
+		"operation not permitted", // node: "EPERM: operation not permitted, open ..."
+		"deny(1)",                 // the kernel's report, "Sandbox: git(1234) deny(1) file-write-create ..."
+	}
+	if !spec.AllowNetwork {
+		sigs = append(sigs,
+			"Could not resolve host",         // curl, git over https
+			"nodename nor servname provided", // getaddrinfo's EAI_NONAME on macOS: python, ssh
+			"getaddrinfo ENOTFOUND",          // node
+		)
+	}
+	return sigs
+}
+
+// Gap is one part of a policy that the profile does not hold.
+type Gap struct {
+	// Area is the class of confinement: "fs", "ipc", "proc", or "classify"
+	// (the report of a result, rather than the confinement itself).
+	Area string `json:"area"`
+	// Reason says what is not held and why.
+	Reason string `json:"reason"`
+}
+
+func (g Gap) String() string { return g.Area + ": " + g.Reason }
+
+// Gaps returns what the profile built from spec cannot hold. Some gaps are
+// always present (Seatbelt has no answer to them), so enforcement under
+// this runner is always partial. Each call returns a new slice.
+func Gaps(spec Spec) []Gap {
+	writable := len(spec.WritableRoots) > 0 || spec.TempDir != ""
+	protected := len(spec.ReadOnlySubpaths) > 0 || len(spec.DenyRead) > 0
+	var gaps []Gap
+	if writable && protected {
+		gaps = append(gaps, Gap{"fs", "a hard link is a second name for a file and Seatbelt rules match names: " +
+			"an existing file under a read-only subpath or deny-read path can be linked from a writable root " +
+			"on the same volume and then written or read through the link"})
+	}
+	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
+		gaps = append(gaps, Gap{"fs", "read-only subpaths are fixed when the profile is built: " +
+			"a git submodule or worktree the command creates later has writable hooks and config"})
+	}
+	if protected {
+		gaps = append(gaps, Gap{"fs", "a protected path that does not exist yet is matched as spelled: " +
+			"on a case- or normalisation-insensitive volume (the macOS default) the command can create it " +
+			"under another spelling that git and other readers still find"})
+	}
+	if writable {
+		gaps = append(gaps, Gap{"fs", "the profile does not filter the kind of node created: " +
+			"a command running as root (through passwordless sudo, say) can create a device node " +
+			"under a writable path and reach a disk through it"})
+	}
+	gaps = append(gaps,
+		Gap{"proc", "ioctls on a terminal the command inherits are not filtered by request (SBPL cannot): " +
+			"TIOCSTI can push input into that terminal; start the command without a controlling terminal (setsid)"},
+		Gap{"proc", "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
+			"the command can read the name, owner and parent of any process, though not its arguments or environment"},
+		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
+			"the command can open such an object of a host process if it knows the name"},
+		Gap{"ipc", "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
+		Gap{"classify", "sandbox-exec's messages carry no per-wrap token: a command whose first stderr line starts with " +
+			"\"sandbox-exec:\" is classified as a runner failure"},
+	)
+	return gaps
+}

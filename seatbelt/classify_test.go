@@ -1,0 +1,91 @@
+package seatbelt
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIsRunnerFailure(t *testing.T) {
+	cases := []struct {
+		name   string
+		stderr string
+		want   bool
+	}{
+		{"profile error", "sandbox-exec: unbound variable: foo\n", true},
+		{"nested sandbox", "sandbox-exec: sandbox_apply: Operation not permitted\n", true},
+		{"CRLF", "sandbox-exec: invalid data type\r\nmore", true},
+		{"command not found is the command's outcome", "sandbox-exec: execvp() of 'nosuch' failed: No such file or directory\n", false},
+		{"later line is the command's", "warning: x\nsandbox-exec: fake\n", false},
+		{"not at line start", "  sandbox-exec: indented\n", false},
+		{"denial", "touch: /etc/x: Operation not permitted\n", false},
+		{"empty", "", false},
+	}
+	for _, c := range cases {
+		line, got := IsRunnerFailure([]byte(c.stderr))
+		if got != c.want {
+			t.Errorf("%s: IsRunnerFailure = %v, want %v", c.name, got, c.want)
+		}
+		if got && !strings.HasPrefix(line, RunnerFailurePrefix) || strings.ContainsAny(line, "\r\n") {
+			t.Errorf("%s: line %q", c.name, line)
+		}
+	}
+}
+
+func TestDenialSignatures(t *testing.T) {
+	closed := DenialSignatures(Spec{})
+	open := DenialSignatures(Spec{AllowNetwork: true})
+	has := func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range []string{"Operation not permitted", "operation not permitted", "deny(1)"} {
+		if !has(closed, s) || !has(open, s) {
+			t.Errorf("signature %q missing", s)
+		}
+	}
+	if !has(closed, "Could not resolve host") || has(open, "Could not resolve host") {
+		t.Errorf("name-resolution signatures belong only to a closed network: %q / %q", closed, open)
+	}
+	closed[0] = "mutated"
+	if DenialSignatures(Spec{})[0] == "mutated" {
+		t.Errorf("DenialSignatures shares its slice")
+	}
+}
+
+func TestGaps(t *testing.T) {
+	reasons := func(gs []Gap) string {
+		var b strings.Builder
+		for _, g := range gs {
+			if g.Area == "" || g.Reason == "" {
+				t.Errorf("empty gap %+v", g)
+			}
+			b.WriteString(g.String() + "\n")
+		}
+		return b.String()
+	}
+	full := reasons(Gaps(profileCases[0].spec))
+	bare := reasons(Gaps(Spec{}))
+	for _, s := range []string{"hard link", "submodule", "spelling", "device node", "TIOCSTI", "kern.proc.pid", "POSIX", "notify(3)", "classify: "} {
+		if !strings.Contains(full, s) {
+			t.Errorf("workspace-write gaps lack %q:\n%s", s, full)
+		}
+	}
+	for _, s := range []string{"hard link", "submodule", "spelling", "device node"} {
+		if strings.Contains(bare, s) {
+			t.Errorf("nothing protected or writable, yet a gap mentions %q", s)
+		}
+	}
+	for _, s := range []string{"TIOCSTI", "classify: "} {
+		if !strings.Contains(bare, s) {
+			t.Errorf("always-present gap %q missing", s)
+		}
+	}
+	ro := reasons(Gaps(profileCases[1].spec))
+	if strings.Contains(ro, "submodule") || !strings.Contains(ro, "hard link") {
+		t.Errorf("read-only gaps:\n%s", ro)
+	}
+}

@@ -1,0 +1,77 @@
+// Package seatbelt confines a command on macOS with the kernel's Seatbelt
+// sandbox, through /usr/bin/sandbox-exec and a profile generated per command.
+//
+// The provider builds a Spec from its Policy, then:
+//
+//	path, err := seatbelt.Locate(seatbelt.SystemLocator()) // ErrUnavailable: SANDBOX_UNAVAILABLE
+//	prof, err := seatbelt.Build(seatbelt.OSFS(), spec)     // ErrInvalidPath: INVALID_POLICY
+//	args, err := prof.Args(argv)                           // sandbox-exec -p TEXT -D K=V ... -- argv
+//	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec),
+//	// DenialSignatures: seatbelt.DenialSignatures(spec), runner failure: IsRunnerFailure.
+//
+// Only Locate touches the machine (through SystemLocator, which finds
+// nothing off darwin) and Build reads the file system through FS; the rest
+// is pure and tested on any platform.
+//
+// # The profile
+//
+// The profile denies by default and then allows, each for a named reason:
+//
+//   - process exec and fork; signals and process inspection only within the
+//     sandbox;
+//   - reads of the whole file system, except the DenyRead paths;
+//   - writes under the writable roots and the private temporary directory,
+//     except the ReadOnlySubpaths: one (require-all (require-any (subpath
+//     ROOT)...) (require-not ...)...), so .git/hooks and .git/config stay
+//     read-only under every writable root while git add and git commit work;
+//   - writes to /dev/null and /dev/zero, re-opening held descriptors
+//     (/dev/fd), the controlling terminal, pseudo-terminals the command opens
+//     itself, and ioctl (isatty) on inherited terminals;
+//   - the sysctls, Mach services (user lookups, preferences read-only,
+//     notify, dirhelper) and POSIX IPC that git, compilers, python and node
+//     need to start;
+//   - UNIX sockets bound and connected only inside the temporary directory;
+//   - with AllowNetwork, IP networking and mDNSResponder (DNS), network
+//     configuration and certificate trust services. Other host UNIX sockets
+//     (docker.sock, ssh-agent) stay closed even then.
+//
+// Every protection is also written as a deny after all allows, so it holds
+// whichever way the kernel orders matching rules. The protected paths, and
+// every parent of theirs and symlink on the way to them that lies inside a
+// writable path, cannot be renamed or removed (file-write-unlink): moving a
+// parent away, writing inside, and moving it back would otherwise carry a
+// protected path out from under its rule.
+//
+// # Paths are parameters
+//
+// No path is written into the profile text: each enters as a -D NAME=VALUE
+// argument and is read as (param "NAME"), fixed device paths included. Names
+// are made from a role and an index (WRITABLE_ROOT_0, READ_ONLY_3_RESOLVED,
+// MOVE_GUARD_5), so the text depends only on the shape of the Spec — how
+// many paths of each kind, which protected paths are symlinks, how many of
+// their parents lie inside the writable paths, whether the network is open
+// — and quotes, parentheses, newlines, backslashes or non-ASCII in a path
+// change nothing but a -D value. Every writable path shares one list of
+// exclusions, so the text grows linearly with the number of paths.
+//
+// The kernel checks a rule against the path as macOS resolves it, so Build
+// canonicalises first, in pure Go over FS: symlinks resolved (kept, for a
+// protected path, in both spellings: the entry and what it reaches), /tmp,
+// /var and /etc spelled under /private, /System/Volumes/Data/Users spelled
+// /Users, and existing names in their on-disk letter case.
+//
+// # Limits
+//
+// sandbox-exec is deprecated by Apple and its profile language is
+// undocumented; it has kept working across releases, and the profile uses
+// only forms that well-known agent sandboxes rely on, but a release could
+// change it. Its absence is ErrUnavailable, and a profile it cannot compile
+// is a runner failure (a "sandbox-exec:" line), never an unconfined run.
+// What the profile cannot hold is returned by Gaps: hard links, protected
+// paths created later or under another letter case, device nodes made by
+// root, terminal input injection, global POSIX IPC names, process metadata,
+// and a runner-failure line a command can forge. Programs that write to
+// fixed places outside the writable roots (~/Library/Caches, /tmp) fail
+// with "Operation not permitted"; point them at the temporary directory
+// (TMPDIR, GOCACHE, XDG_CACHE_HOME).
+package seatbelt

@@ -1,0 +1,161 @@
+package seatbelt
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Spec is what one confined command may do, in the terms of this runner.
+// The sandbox package maps its Policy onto it. Every path is absolute; Build
+// canonicalises them (symlinks, /tmp and /var under /private, on-disk
+// letter case), so callers pass them as the user named them.
+type Spec struct {
+	// WritableRoots are the directories the command may write under, the
+	// workspace first. Empty in read-only mode.
+	WritableRoots []string
+	// ReadOnlySubpaths stay read-only even under a writable root (and the
+	// temporary directory): git's hooks and config, an agent's own config,
+	// and so on, already expanded by the caller to absolute paths under
+	// each root, existing or not. A path that is a symlink is protected as
+	// the entry it is and as the object it reaches. Neither it nor any of
+	// its parents can be renamed or removed, so it cannot be carried out
+	// from under its rule.
+	ReadOnlySubpaths []string
+	// DenyRead are paths the command may not read (~/.ssh, ~/.aws, a
+	// workspace .env). Like ReadOnlySubpaths, they and their parents cannot
+	// be renamed or removed.
+	DenyRead []string
+	// TempDir is the private per-command temporary directory: writable, and
+	// the only place UNIX sockets may be bound and connected to. Empty for
+	// none (then nothing is writable in read-only mode but devices).
+	TempDir string
+	// AllowNetwork opens IP networking (and DNS through mDNSResponder).
+	// UNIX sockets of the host's daemons stay closed either way.
+	AllowNetwork bool
+}
+
+// resolvedSpec is a Spec after canonicalisation: what the profile is
+// written from.
+type resolvedSpec struct {
+	writable []string      // writable roots, canonical
+	tempDir  string        // canonical, or ""
+	readOnly []protectedAs // one per ReadOnlySubpaths entry, in order
+	denyRead []protectedAs // one per DenyRead entry, in order
+	guards   []string      // parents and symlinks, inside a writable path, that must not be renamed
+	network  bool
+}
+
+// protectedAs is one protected path in its two canonical spellings.
+type protectedAs struct {
+	named    string // the entry itself: parents resolved, final component kept
+	resolved string // the object it reaches: the final symlink resolved too
+}
+
+// resolveSpec canonicalises every path of s through r.
+func resolveSpec(r *resolver, s Spec) (resolvedSpec, error) {
+	rs := resolvedSpec{network: s.AllowNetwork}
+	var guards []string
+	seen := map[string]bool{}
+	guard := func(p string) {
+		if p != "/" && !seen[p] {
+			seen[p] = true
+			guards = append(guards, p)
+		}
+	}
+	full := func(field, p string) (string, error) {
+		res, err := r.resolve(p, true)
+		if err != nil {
+			return "", fmt.Errorf("seatbelt: %s %q: %w", field, p, err)
+		}
+		return res.path, nil
+	}
+	protect := func(field, p string) (protectedAs, error) {
+		named, err := r.resolve(p, false)
+		if err != nil {
+			return protectedAs{}, fmt.Errorf("seatbelt: %s %q: %w", field, p, err)
+		}
+		resolved, err := r.resolve(p, true)
+		if err != nil {
+			return protectedAs{}, fmt.Errorf("seatbelt: %s %q: %w", field, p, err)
+		}
+		for _, q := range []string{named.path, resolved.path} {
+			for _, a := range ancestors(q) {
+				guard(a)
+			}
+		}
+		for _, l := range append(named.links, resolved.links...) {
+			guard(l)
+			for _, a := range ancestors(l) {
+				guard(a)
+			}
+		}
+		return protectedAs{named: named.path, resolved: resolved.path}, nil
+	}
+
+	for _, p := range s.WritableRoots {
+		c, err := full("writable root", p)
+		if err != nil {
+			return resolvedSpec{}, err
+		}
+		rs.writable = append(rs.writable, c)
+	}
+	if s.TempDir != "" {
+		c, err := full("temporary directory", s.TempDir)
+		if err != nil {
+			return resolvedSpec{}, err
+		}
+		rs.tempDir = c
+	}
+	for _, p := range s.ReadOnlySubpaths {
+		pa, err := protect("read-only subpath", p)
+		if err != nil {
+			return resolvedSpec{}, err
+		}
+		rs.readOnly = append(rs.readOnly, pa)
+	}
+	for _, p := range s.DenyRead {
+		pa, err := protect("deny-read path", p)
+		if err != nil {
+			return resolvedSpec{}, err
+		}
+		rs.denyRead = append(rs.denyRead, pa)
+	}
+	rs.guards = keepGuards(guards, rs)
+	return rs, nil
+}
+
+// keepGuards keeps the guards that need a rule: those inside a writable
+// root or the temporary directory (anywhere else nothing can be renamed
+// anyway) that are not protected paths themselves (already denied).
+func keepGuards(guards []string, rs resolvedSpec) []string {
+	areas := append([]string{}, rs.writable...)
+	if rs.tempDir != "" {
+		areas = append(areas, rs.tempDir)
+	}
+	protected := map[string]bool{}
+	for _, p := range append(append([]protectedAs{}, rs.readOnly...), rs.denyRead...) {
+		protected[p.named] = true
+		protected[p.resolved] = true
+	}
+	var out []string
+	for _, g := range guards {
+		if !protected[g] && withinAny(g, areas) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// within reports whether the clean absolute path p is root or beneath it.
+func within(p, root string) bool {
+	return root == "/" || p == root || strings.HasPrefix(p, root) && len(p) > len(root) && p[len(root)] == '/'
+}
+
+func withinAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
