@@ -32,7 +32,7 @@ func TestGitSurface(t *testing.T) {
 		gitRepo(t, s.ws)
 		pol := s.policy()
 		w := s.wrap(pol, "true")
-		protected := []string{filepath.Join(s.ws, ".git/hooks"), filepath.Join(s.ws, ".git/config"), filepath.Join(s.ws, ".git/config.worktree")}
+		protected := []string{filepath.Join(s.ws, ".git/hooks"), filepath.Join(s.ws, ".git/config")}
 
 		if !enforcesReadOnlySubpaths[s.runner] {
 			if w.Enforcement != sandbox.Partial {

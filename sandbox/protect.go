@@ -9,25 +9,30 @@ import (
 
 // gitSurface are the entries of a git directory through which a write turns
 // into code execution on the user's next git command: hooks, and config
-// (core.hooksPath, core.fsmonitor, aliases, filters, ...).
-var gitSurface = []string{"hooks", "config", "config.worktree"}
+// (core.hooksPath, core.fsmonitor, aliases, filters, ...). optionalSurface
+// entries are protected only where they exist.
+var (
+	gitSurface      = []string{"hooks", "config", "config.worktree"}
+	optionalSurface = map[string]bool{"config.worktree": true}
+)
 
 // DefaultReadOnlySubpaths returns the subpaths kept read-only under every
-// writable root when the policy names none of its own; the policy's own
-// ReadOnlySubpaths are added to these, never replace them:
+// writable root; the policy's own ReadOnlySubpaths are added to these, never
+// replace them:
 //
-//   - .git/hooks, .git/config, .git/config.worktree;
+//   - .git/hooks and .git/config (and .git/config.worktree where it exists:
+//     git reads it only when .git/config enables it, and that stays
+//     read-only);
 //   - the same inside every submodule git dir (.git/modules/**) and every
 //     linked worktree's git dir (.git/worktrees/*);
 //   - a .git that is a file (a worktree or submodule checkout): the file
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
-//     git dir it names;
-//   - where a writable root has no .git at all: .git itself, so the command
-//     cannot plant a repository (with hooks) that a later git command of the
-//     user in that directory would pick up.
+//     git dir it names.
 //
 // git add and git commit keep working: objects, refs, the index and logs
-// stay writable. The list is descriptive; the expansion is done per wrap.
+// stay writable. A writable root without a .git gets nothing: a repository
+// the command creates there is its own (see the README's limitations). The
+// list is descriptive; the expansion is done per wrap.
 func DefaultReadOnlySubpaths() []string {
 	return []string{".git/hooks", ".git/config", ".git/config.worktree",
 		".git/modules/**/{hooks,config,config.worktree}", ".git/worktrees/*/{hooks,config,config.worktree}"}
@@ -86,26 +91,25 @@ func gitProtected(fsys fileSystem, root string, roots []string) []string {
 	fi, err := fsys.Lstat(dotgit)
 	switch {
 	case err != nil:
-		// No repository here: keep one from being planted.
-		return []string{dotgit}
+		return nil // no repository here
 	case fi.Mode()&fs.ModeSymlink != 0, fi.Mode().IsRegular():
 		// A pointer (gitdir: file or symlink): protect the pointer itself,
 		// and the surface of the git dir it names when that is writable.
 		out := []string{dotgit}
 		if gd := gitdirOf(fsys, root, dotgit, fi); gd != "" && underAny(gd, roots) {
-			out = append(out, surfaceOf(gd)...)
+			out = append(out, surfaceOf(fsys, gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
 		}
 		return out
 	case fi.IsDir():
-		out := surfaceOf(dotgit)
+		out := surfaceOf(fsys, dotgit)
 		budget := maxGitDirs
 		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
 		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
 			for _, e := range ents {
 				if e.IsDir() && budget > 0 {
 					budget--
-					out = append(out, surfaceOf(filepath.Join(dotgit, "worktrees", e.Name()))...)
+					out = append(out, surfaceOf(fsys, filepath.Join(dotgit, "worktrees", e.Name()))...)
 				}
 			}
 		}
@@ -114,10 +118,16 @@ func gitProtected(fsys fileSystem, root string, roots []string) []string {
 	return []string{dotgit}
 }
 
-func surfaceOf(gitdir string) []string {
-	out := make([]string, len(gitSurface))
-	for i, s := range gitSurface {
-		out[i] = filepath.Join(gitdir, s)
+func surfaceOf(fsys fileSystem, gitdir string) []string {
+	out := make([]string, 0, len(gitSurface))
+	for _, s := range gitSurface {
+		p := filepath.Join(gitdir, s)
+		if optionalSurface[s] {
+			if _, err := fsys.Lstat(p); err != nil {
+				continue
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -140,7 +150,7 @@ func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string
 		sub := filepath.Join(dir, e.Name())
 		if fi, err := fsys.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			*budget--
-			out = append(out, surfaceOf(sub)...)
+			out = append(out, surfaceOf(fsys, sub)...)
 			out = append(out, nestedGitDirs(fsys, filepath.Join(sub, "modules"), budget, depth+1)...)
 			continue
 		}
@@ -189,7 +199,7 @@ func commonSurface(fsys fileSystem, gitdir string) []string {
 	if !filepath.IsAbs(cd) {
 		cd = filepath.Join(gitdir, cd)
 	}
-	return surfaceOf(filepath.Clean(cd))
+	return surfaceOf(fsys, filepath.Clean(cd))
 }
 
 func underAny(p string, roots []string) bool {

@@ -23,6 +23,7 @@ func TestProtectedPaths(t *testing.T) {
 	// A repository with a nested submodule and a linked worktree.
 	repo := filepath.Join(base, "repo")
 	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
+	mkfile(t, filepath.Join(repo, ".git/modules/lib/config.worktree"), "x")
 	mkfile(t, filepath.Join(repo, ".git/modules/lib/HEAD"), "x")
 	mkfile(t, filepath.Join(repo, ".git/modules/lib/modules/deep/HEAD"), "x")
 	mkfile(t, filepath.Join(repo, ".git/modules/group/inner/HEAD"), "x")
@@ -49,15 +50,15 @@ func TestProtectedPaths(t *testing.T) {
 		want  []string
 	}{
 		{"repo", []string{repo}, nil, []string{
-			".git/hooks", ".git/config", ".git/config.worktree",
+			".git/hooks", ".git/config",
 			".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/config.worktree",
-			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config", ".git/modules/lib/modules/deep/config.worktree",
-			".git/modules/group/inner/hooks", ".git/modules/group/inner/config", ".git/modules/group/inner/config.worktree",
-			".git/worktrees/wt/hooks", ".git/worktrees/wt/config", ".git/worktrees/wt/config.worktree",
+			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config",
+			".git/modules/group/inner/hooks", ".git/modules/group/inner/config",
+			".git/worktrees/wt/hooks", ".git/worktrees/wt/config",
 		}},
-		{"no repository", []string{plain}, nil, []string{".git"}},
+		{"no repository", []string{plain}, nil, nil},
 		{"caller extras", []string{plain}, []string{".env", ".agent/config", filepath.Join(plain, "abs"), "/not/under/any/root"},
-			[]string{".git", ".env", ".agent/config", "abs"}},
+			[]string{".env", ".agent/config", "abs"}},
 		{"symlinked .git", []string{linked}, nil, []string{".git"}},
 		{"pointer outside roots", []string{outside}, nil, []string{".git"}},
 	}
@@ -79,7 +80,7 @@ func TestProtectedPaths(t *testing.T) {
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
 	got := protectedPaths(osFS{}, []string{wt, repo}, nil)
-	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config.worktree"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
+	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
 		}

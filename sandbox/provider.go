@@ -77,17 +77,11 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if err != nil {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
 	}
-	tmp, err := newPrivateTemp()
-	if err != nil {
-		return nil, unavailable(run.name(), "cannot create the private temp dir", err)
+	w := &Wrapped{Dir: r.dir, Runner: run.name()}
+	spec := grants(p.fsys, r, token, "")
+	if err := prepareTemp(run, &spec, w); err != nil {
+		return nil, err
 	}
-	w := &Wrapped{
-		Dir:     r.dir,
-		Runner:  run.name(),
-		TempDir: tmp,
-		cleanup: func() error { return os.RemoveAll(tmp) },
-	}
-	spec := grants(p.fsys, r, token, tmp)
 	if err := run.wrap(spec, w); err != nil {
 		w.Cleanup()
 		return nil, err
@@ -100,8 +94,30 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			return nil, unavailable(run.name(), "full enforcement required, but: "+gapList(w.Gaps), nil)
 		}
 	}
-	w.Env = withTempDir(r.env, tmp)
+	w.Env = withTempDir(r.env, w.TempDir, w.tempVars)
 	return w, nil
+}
+
+// tempPreparer is implemented by runners that make the private temp dir
+// themselves (winacl: a session dir with its own SID and ACE). It sets
+// spec.TempDir, w.TempDir and w.cleanup.
+type tempPreparer interface {
+	prepareTemp(spec *vocab.Spec, w *Wrapped) error
+}
+
+// prepareTemp makes the wrap's private temp dir: the runner's own, or the
+// shared per-user one.
+func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
+	if tp, ok := run.(tempPreparer); ok {
+		return tp.prepareTemp(spec, w)
+	}
+	tmp, err := newPrivateTemp()
+	if err != nil {
+		return unavailable(run.name(), "cannot create the private temp dir", err)
+	}
+	spec.TempDir, w.TempDir = tmp, tmp
+	w.cleanup = func() error { return os.RemoveAll(tmp) }
+	return nil
 }
 
 func gapList(gaps []Gap) string {
@@ -112,18 +128,24 @@ func gapList(gaps []Gap) string {
 	return strings.Join(parts, "; ")
 }
 
-// withTempDir returns env (os.Environ() when nil) with TMPDIR set to tmp.
-func withTempDir(env []string, tmp string) []string {
+// withTempDir returns env (os.Environ() when nil) with TMPDIR, and the
+// runner's other temp variables (vars), set to tmp.
+func withTempDir(env []string, tmp string, vars []string) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	out := make([]string, 0, len(env)+1)
+	vars = append([]string{"TMPDIR"}, vars...)
+	out := make([]string, 0, len(env)+len(vars))
 	for _, e := range env {
-		if !strings.HasPrefix(e, "TMPDIR=") {
+		name, _, _ := strings.Cut(e, "=")
+		if !contains(vars, name) {
 			out = append(out, e)
 		}
 	}
-	return append(out, "TMPDIR="+tmp)
+	for _, v := range vars {
+		out = append(out, v+"="+tmp)
+	}
+	return out
 }
 
 func convertGaps(gs []vocab.Gap) []Gap {

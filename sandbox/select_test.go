@@ -162,8 +162,8 @@ func TestCandidatesFromConfig(t *testing.T) {
 }
 
 func TestWithTempDir(t *testing.T) {
-	got := withTempDir([]string{"A=1", "TMPDIR=/old", "B=2"}, "/new")
-	want := []string{"A=1", "B=2", "TMPDIR=/new"}
+	got := withTempDir([]string{"A=1", "TMPDIR=/old", "TEMP=/x", "B=2"}, "/new", []string{"TEMP"})
+	want := []string{"A=1", "B=2", "TMPDIR=/new", "TEMP=/new"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %q, want %q", got, want)
 	}

@@ -57,6 +57,7 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
+	tempVars    []string // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
 }
 
 // Command returns an *exec.Cmd that runs the wrapped command; ctx kills it.
