@@ -1,0 +1,51 @@
+package winacl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Gap names one part of a policy the winacl runner does not enforce. Area is
+// "fs", "net", "ipc" or "proc", as in the provider's report.
+type Gap struct {
+	// Area is the class of confinement that is incomplete.
+	Area string `json:"area"`
+	// Reason says what is not enforced and why.
+	Reason string `json:"reason"`
+}
+
+// String formats the gap as "area: reason".
+func (g Gap) String() string { return g.Area + ": " + g.Reason }
+
+// Gaps returns the gaps every winacl wrap has, whatever its policy:
+// enforcement on Windows is always partial. A Session's Gaps add the
+// policy's own: network deny, deny-read paths, missing protected paths. A
+// fresh slice each call.
+func Gaps() []Gap {
+	return []Gap{
+		{"fs", "objects whose ACL grants Everyone write access stay writable: Everyone must stay a restricting SID for process start-up"},
+		{"fs", "NTFS hard links alias files across the boundary: the ACL belongs to the file, so a file outside the writable roots with a hard link inside one receives the write ACE inherited there"},
+		{"fs", "files on network shares are checked by the SMB server against the user's credentials, not the restricted token's restricting SIDs: the command can write wherever the user can on shares (UNC paths, mapped drives)"},
+		{"fs", "volumes without ACLs (FAT32, exFAT) are writable everywhere: there is no ACL to restrict"},
+		{"proc", "read access is not restricted: the command can read the memory and command lines of the user's other processes, including the agent that started it"},
+		{"ipc", "the desktop and the console are shared: the command can send window messages to the user's windows at the same integrity level"},
+	}
+}
+
+// networkGap: network deny cannot be enforced without administrator rights.
+var networkGap = Gap{"net", "network is not confined: blocking it needs a firewall rule or a WFP filter (or an AppContainer, which would also take away reads), and the first two need administrator rights"}
+
+// denyReadGap reports DenyRead paths, which a write-restricted token cannot
+// enforce: it checks its restricting SIDs for write access only.
+func denyReadGap(paths []string) []Gap {
+	if len(paths) == 0 {
+		return nil
+	}
+	return []Gap{{"fs", fmt.Sprintf("deny-read paths stay readable (%s): a write-restricted token restricts writes only", strings.Join(paths, ", "))}}
+}
+
+// missingProtectedGap reports a protected path that does not exist: an ACL
+// can only protect an existing object, so the command can create it.
+func missingProtectedGap(p string) Gap {
+	return Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, and an ACL can only protect an existing object: the command can create it", p)}
+}
