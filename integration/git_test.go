@@ -13,11 +13,6 @@ import (
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
-// enforcesReadOnlySubpaths: runners that can keep a subpath of a writable
-// root read-only. Landlock cannot (it only adds rights down a hierarchy)
-// and must say so in its report instead.
-var enforcesReadOnlySubpaths = map[string]bool{"landlock": false}
-
 func gitRepo(t *testing.T, dir string) {
 	t.Helper()
 	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "config", "user.name", "t"}, {"-C", dir, "config", "user.email", "t@example.com"}} {
@@ -34,7 +29,7 @@ func TestGitSurface(t *testing.T) {
 		w := s.wrap(pol, "true")
 		protected := []string{filepath.Join(s.ws, ".git/hooks"), filepath.Join(s.ws, ".git/config")}
 
-		if !enforcesReadOnlySubpaths[s.runner] {
+		if !s.traits().enforcesReadOnly {
 			if w.Enforcement != sandbox.Partial {
 				t.Fatalf("enforcement %q, want partial", w.Enforcement)
 			}
@@ -84,7 +79,7 @@ func TestReadOnlySubpathsOfTheCaller(t *testing.T) {
 		pol := s.policy()
 		pol.ReadOnlySubpaths = []string{".env"}
 		w := s.wrap(pol, "true")
-		if !enforcesReadOnlySubpaths[s.runner] {
+		if !s.traits().enforcesReadOnly {
 			found := false
 			for _, g := range w.Gaps {
 				found = found || strings.Contains(g.Reason, filepath.Join(s.ws, ".env"))

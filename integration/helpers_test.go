@@ -19,7 +19,27 @@ import (
 )
 
 // linuxRunners are the runners every case runs under.
-var linuxRunners = []string{"landlock"}
+var linuxRunners = []string{"namespaces", "landlock"}
+
+// traits are the documented differences between runners that the shared
+// cases account for; every other outcome is the same.
+type traits struct {
+	// privateTmp: /tmp is a private tmpfs, so a write there succeeds
+	// inside and never reaches the host.
+	privateTmp bool
+	// enforcesReadOnly: read-only subpaths under a writable root hold.
+	enforcesReadOnly bool
+	// hidesDenied: a deny-read directory is an empty mount (listable,
+	// empty) rather than a refused one.
+	hidesDenied bool
+	// ownNetwork: a private network namespace with loopback only.
+	ownNetwork bool
+}
+
+var runnerTraits = map[string]traits{
+	"namespaces": {privateTmp: true, enforcesReadOnly: true, hidesDenied: true, ownNetwork: true},
+	"landlock":   {},
+}
 
 // sbx is one case's world: a base directory holding the workspace and its
 // siblings, and a provider pinned to one runner.
@@ -31,9 +51,19 @@ type sbx struct {
 	p      *sandbox.Provider
 }
 
+// baseRoot holds each case's world. It is not under /tmp on purpose: the
+// namespaces runner makes /tmp private, and a workspace's siblings must be
+// real host paths for a denied write to mean anything.
+const baseRoot = "/var/tmp"
+
 func newSbx(t *testing.T, runner string) *sbx {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	dir, err := os.MkdirTemp(baseRoot, "sbx-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	base, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +222,20 @@ func randomName(prefix string) string {
 	var b [6]byte
 	rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+func (s *sbx) traits() traits { return runnerTraits[s.runner] }
+
+// wantTmpWriteContained asserts a write to the host's /tmp did not reach
+// it: refused, or (private /tmp) done in the sandbox's own tmpfs.
+func (s *sbx) wantTmpWriteContained(what, got, p string) {
+	s.t.Helper()
+	if !s.traits().privateTmp {
+		wantDenied(s.t, what, got)
+	} else if got != "ok" {
+		wantDenied(s.t, what, got, "EACCES", "EROFS", "ENOENT")
+	}
+	wantAbsent(s.t, p)
 }
 
 // forEachRunner runs a case once per Linux runner.

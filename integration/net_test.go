@@ -67,7 +67,10 @@ func TestNetworkDeny(t *testing.T) {
 		}
 
 		udp, udpReceived := udpListener(t)
-		wantDenied(t, "udp send under deny", s.tool(deny, "send-udp", udp), "EACCES", "EPERM", "ENETUNREACH")
+		got := s.tool(deny, "send-udp", udp)
+		if !s.traits().ownNetwork || got != "ok" { // in a private namespace the datagram goes to its own loopback
+			wantDenied(t, "udp send under deny", got, "EACCES", "EPERM", "ENETUNREACH", "ECONNREFUSED")
+		}
 		if udpReceived() {
 			t.Error("the host received a datagram from a network-deny sandbox")
 		}

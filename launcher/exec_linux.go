@@ -23,16 +23,11 @@ const (
 // when it has no slash. It returns only when that failed, with the exit
 // status to use after saying why on stderr.
 func execCommand(name string, argv []string) int {
-	path, err := exec.LookPath(argv[0])
-	if err != nil && !errors.Is(err, exec.ErrDot) {
-		var ee *exec.Error
-		if errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound) {
-			fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", name, argv[0])
-			return exitNotFound
-		}
-		return reportExecError(name, argv[0], err)
+	path, code := lookCommand(name, argv[0])
+	if code != 0 {
+		return code
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	err := syscall.Exec(path, argv, os.Environ())
 	return reportExecError(name, argv[0], err)
 }
 

@@ -9,5 +9,6 @@ import (
 func launchers() map[string]func() {
 	return map[string]func(){
 		vocab.LandlockRun: func() { landlockRun(os.Args[1:]) },
+		vocab.NsRun:       func() { nsRun(os.Args[1:]) },
 	}
 }

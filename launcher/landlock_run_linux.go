@@ -65,7 +65,7 @@ func confineLandlock(spec vocab.Spec) error {
 	if err != nil {
 		return err
 	}
-	filter, err := seccompFilter(spec)
+	filter, err := seccompFilter(spec, seccompLandlock)
 	if err != nil {
 		unix.Close(fd)
 		return err
@@ -129,8 +129,8 @@ func closeExtraFDs() error {
 }
 
 // probeWrites proves the confinement from inside: a write in the granted
-// directory works, a write beside it is refused with EACCES and leaves
-// nothing behind.
+// directory works; a write to a read-only subpath of it (when the spec has
+// one) or beside it is refused with EACCES or EROFS and leaves nothing.
 func probeWrites(spec vocab.Spec) error {
 	if len(spec.Writable) != 1 {
 		return errors.New("probe needs exactly one writable root")
@@ -140,12 +140,15 @@ func probeWrites(spec vocab.Spec) error {
 		return fmt.Errorf("allowed write failed: %w", err)
 	}
 	denied := filepath.Join(filepath.Dir(spec.Writable[0]), "probe-denied")
+	if len(spec.ReadOnly) > 0 {
+		denied = filepath.Join(spec.ReadOnly[0], "probe-denied")
+	}
 	err := os.WriteFile(denied, []byte("escaped\n"), 0o600)
 	if err == nil {
-		return fmt.Errorf("write to %s outside the writable root was not denied", denied)
+		return fmt.Errorf("write to %s was not denied", denied)
 	}
-	if !errors.Is(err, unix.EACCES) {
-		return fmt.Errorf("write outside the writable root failed with %v, want EACCES", err)
+	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EROFS) {
+		return fmt.Errorf("write to %s failed with %v, want EACCES or EROFS", denied, err)
 	}
 	return nil
 }

@@ -55,15 +55,20 @@ const probeTimeout = 10 * time.Second
 // next to it. Anything else, including a consumer whose main does not
 // start with launcher.Init, fails the probe.
 func (l landlockRunner) probe(ctx context.Context) error {
-	return probeLauncher(ctx, vocab.LandlockRun)
+	return probeLauncher(ctx, vocab.LandlockRun, nil)
 }
 
-func probeLauncher(ctx context.Context, name string) error {
+// probeLauncher runs launcher name in probe mode with one writable
+// directory (and the read-only subpaths readOnly makes in it, if any).
+func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error)) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "sandbox-local-probe-")
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
 	if err != nil {
 		return errorf("probe dir", err)
 	}
@@ -72,11 +77,17 @@ func probeLauncher(ctx context.Context, name string) error {
 	if err := os.Mkdir(allowed, 0o700); err != nil {
 		return errorf("probe dir", err)
 	}
+	var ro []string
+	if readOnly != nil {
+		if ro, err = readOnly(allowed); err != nil {
+			return errorf("probe dir", err)
+		}
+	}
 	token, err := vocab.NewToken()
 	if err != nil {
 		return err
 	}
-	args, err := vocab.Encode(name, vocab.Spec{Token: token, Writable: []string{allowed}, Dir: allowed, Probe: true})
+	args, err := vocab.Encode(name, vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true})
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,14 @@ func Read() Facts {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
 	f.Seccomp = Seccomp()
-	f.UserNamespaces, f.UserNamespacesNote = userNamespaces()
+	f.UserNamespaces, f.UserNamespacesNote = UserNamespaces()
 	return f
 }
 
-func userNamespaces() (bool, string) {
+// UserNamespaces reports whether the sysctls allow this user to create user
+// namespaces, and why not. Only a probe can tell for sure (seccomp or an LSM
+// may still refuse).
+func UserNamespaces() (bool, string) {
 	if v, ok := readInt("/proc/sys/user/max_user_namespaces"); ok && v == 0 {
 		return false, "user.max_user_namespaces is 0"
 	}

@@ -1,6 +1,9 @@
 package vocab
 
-import "fmt"
+import (
+	"fmt"
+	"io/fs"
+)
 
 // Gap names one part of a policy that a runner could not enforce.
 type Gap struct {
@@ -30,6 +33,7 @@ const (
 func LandlockGaps(abi int, s Spec) []Gap {
 	var gaps []Gap
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
+	gaps = append(gaps, AllowNetworkGaps(s)...)
 	for _, p := range s.ReadOnly {
 		gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
 	}
@@ -85,4 +89,38 @@ func Within(p, root string) bool {
 		return true
 	}
 	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
+}
+
+// AllowNetworkGaps are the gaps of network allow on every Linux runner: a
+// UNIX socket reaches the host's daemons, some of which act outside the
+// sandbox on the command's behalf.
+func AllowNetworkGaps(s Spec) []Gap {
+	if !s.AllowNetwork {
+		return nil
+	}
+	return []Gap{{"ipc", "network allow also opens UNIX sockets to host daemons (D-Bus and systemd --user start processes outside the sandbox, ssh-agent signs with the user's keys, Docker's socket is root)"}}
+}
+
+// NamespaceGaps returns the gaps of the namespaces runner for s: what a
+// mount namespace cannot bind because it is not there or is a symlink
+// (mount(2) follows a final symlink and cannot cover the link itself).
+// lstat is os.Lstat, or a fake in tests. Provider and launcher call it on
+// the same spec, so the report matches what the launcher does.
+func NamespaceGaps(s Spec, lstat func(string) (fs.FileInfo, error)) []Gap {
+	var gaps []Gap
+	for _, p := range s.ReadOnly {
+		fi, err := lstat(p)
+		switch {
+		case err != nil:
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
+		case fi.Mode()&fs.ModeSymlink != 0:
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s is a symlink: what it points to is kept read-only, but the link itself can be replaced inside its writable parent", p)})
+		}
+	}
+	for _, d := range s.DenyRead {
+		if _, err := lstat(d); err != nil && under(d, s.Writable) {
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
+		}
+	}
+	return append(gaps, AllowNetworkGaps(s)...)
 }

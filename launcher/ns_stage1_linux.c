@@ -1,0 +1,182 @@
+// Stage 1 of the ns-run launcher, run before the Go runtime starts.
+//
+// The kernel allows entering a new user namespace only to a single-threaded
+// process, and a Go program is never single-threaded. Container runtimes
+// solve this the same way (runc's nsexec): a constructor that runs in the
+// C start-up, before Go, when the binary was started as "ns-run". It
+//
+//   1. unshares the user namespace and maps the caller's own uid and gid;
+//   2. unshares mount, pid, ipc, uts and (network deny) net namespaces;
+//   3. forks: the child is pid 1 of the new pid namespace and goes on into
+//      Go as stage 2 (ns_stage2_linux.go: mounts, pivot, capabilities,
+//      seccomp, the command as its child); the parent stays here, in C,
+//      and only forwards signals and waits, so the launcher costs one Go
+//      start, not two.
+//
+// The parent forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2
+// that a process sent it (not the terminal's own, which reach the command
+// directly) to stage 2 through a pipe; stage 2 signals the command. The
+// parent exits with stage 2's status (128+N for a death by signal N). The
+// child dies with the parent (PR_SET_PDEATHSIG, and EOF on the pipe), and
+// the whole pid namespace dies with the child.
+//
+// Any failure here is the launcher's: one "ns-run: fatal: [TOKEN] ..." line
+// on stderr and exit 125, as fatal.go does on the Go side.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// Read by stage 2 (ns_stage2_linux.go) through cgo.
+int sbx_ns_stage = 0;  // 2 in the child that goes on into Go as stage 2
+int sbx_ns_sigfd = -1; // stage 2: read end of the signal pipe
+int sbx_ns_net = 0;    // 1 when a new network namespace was made
+char sbx_ns_token[33]; // stage 2: the wrap's token, moved out of argv
+
+static int sigpipe_w = -1;
+
+static int valid_token(const char *t) {
+	if (t == NULL || strlen(t) != 32)
+		return 0;
+	for (const char *p = t; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}
+
+static void fatal(const char *token, const char *fmt, ...) {
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (valid_token(token))
+		fprintf(stderr, "ns-run: fatal: [%s] %s\n", token, msg);
+	else
+		fprintf(stderr, "ns-run: fatal: %s\n", msg);
+	_exit(125);
+}
+
+static int write_file(const char *path, const char *data) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, data, strlen(data));
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(data) ? 0 : -1;
+}
+
+// forward queues a signal another process sent us for stage 2. Signals the
+// kernel generated (si_code > 0: the terminal's ^C, a hang-up) also reached
+// the command itself, in the same process group: passing them on would
+// deliver them twice.
+static void forward(int sig, siginfo_t *si, void *uc) {
+	(void)uc;
+	if (si != NULL && si->si_code > 0)
+		return;
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+	if (write(sigpipe_w, &b, 1) < 0) {
+		// stage 2 is gone or the pipe is full; waitpid reports the end.
+	}
+	errno = saved;
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+__attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, char **envp) {
+	(void)envp;
+	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
+		return;
+	const char *token = argc > 2 ? argv[2] : NULL;
+
+	// Only the network flag matters here; stage 2 decodes and checks the
+	// whole vocabulary (and fails with a signed line if it is malformed).
+	int netns = 1;
+	for (int i = 3; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], "allow") == 0)
+			netns = 0;
+	}
+
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	if (unshare(CLONE_NEWUSER) < 0)
+		fatal(token, "unshare user namespace: %s (user namespaces refused here)", strerror(errno));
+	char map[64];
+	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		fatal(token, "write /proc/self/setgroups: %s", strerror(errno));
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		fatal(token, "write uid_map: %s", strerror(errno));
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		fatal(token, "write gid_map: %s", strerror(errno));
+
+	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+	if (netns)
+		flags |= CLONE_NEWNET;
+	if (unshare(flags) < 0)
+		fatal(token, "unshare mount/pid/ipc/uts%s namespaces: %s", netns ? "/net" : "", strerror(errno));
+
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		fatal(token, "pipe: %s", strerror(errno));
+	pid_t child = fork();
+	if (child < 0)
+		fatal(token, "fork into the new pid namespace: %s", strerror(errno));
+	if (child == 0) {
+		close(p[1]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			fatal(token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+		sbx_ns_stage = 2;
+		sbx_ns_sigfd = p[0];
+		sbx_ns_net = netns;
+		// The command can read pid 1's /proc/1/cmdline: the token that
+		// signs fatal lines must not be there. It moves to a global and its
+		// bytes in argv become zeros (still token-shaped, so the
+		// vocabulary decodes).
+		if (valid_token(token)) {
+			memcpy(sbx_ns_token, token, 33);
+			memset(argv[2], '0', 32);
+		}
+		return; // into the Go runtime, as stage 2
+	}
+
+	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.
+	close(p[0]);
+	sigpipe_w = p[1];
+	fcntl(sigpipe_w, F_SETFL, O_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaction(forwarded[i], &sa, NULL);
+
+	int status;
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR)
+			fatal(token, "wait for the sandbox: %s", strerror(errno));
+	}
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		_exit(128 + WTERMSIG(status));
+	_exit(125);
+}

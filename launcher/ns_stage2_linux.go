@@ -1,0 +1,103 @@
+package launcher
+
+/*
+extern int sbx_ns_stage;
+extern int sbx_ns_sigfd;
+extern int sbx_ns_net;
+extern char sbx_ns_token[33];
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// nsRun is stage 2 of the ns-run launcher (stage 1 is ns_stage1_linux.c,
+// which already put this process, as pid 1, into new user, mount, pid, ipc,
+// uts and, for network deny, net namespaces). Its stages, each in its own
+// file:
+//
+//  1. plan the mounts from the spec while the host's tree is still in view
+//     (ns_rootfs_linux.go: planRoot);
+//  2. build the new root and pivot into it (buildRoot);
+//  3. bring up loopback in the new network namespace (ns_net_linux.go);
+//  4. drop every capability from the bounding and ambient sets, mark
+//     descriptors close-on-exec, load seccomp (no_new_privs);
+//  5. run the command as its child, forward signals, reap, exit with the
+//     command's status (ns_init_linux.go).
+//
+// Every failure before the command runs is fatal: one signed line, exit 125,
+// which stage 1 passes on.
+func nsRun(args []string) {
+	const name = vocab.NsRun
+	runtime.LockOSThread() // capabilities are per thread; the command is forked from this one
+	token := C.GoString(&C.sbx_ns_token[0])
+	if C.sbx_ns_stage != 2 {
+		fatal(name, token, "stage 1 did not run (the launcher must be started as %q by exec, with cgo)", name)
+	}
+	spec, err := vocab.Decode(args)
+	if err != nil {
+		fatal(name, token, "%v", err)
+	}
+	spec.Token = token
+	if spec.AllowNetwork == (C.sbx_ns_net == 1) {
+		fatal(name, token, "stage 1 and the arguments disagree about the network namespace")
+	}
+	if spec.RequireFull {
+		if gaps := vocab.NamespaceGaps(spec, os.Lstat); len(gaps) > 0 {
+			fatal(name, token, "full enforcement required, but: %s", joinGaps(gaps))
+		}
+	}
+	plan, err := planRoot(spec, osLstat{})
+	if err != nil {
+		fatal(name, token, "plan the mounts: %v", err)
+	}
+	if err := buildRoot(plan); err != nil {
+		fatal(name, token, "%v", err)
+	}
+	if spec.Dir != "" {
+		if err := os.Chdir(spec.Dir); err != nil {
+			fatal(name, token, "chdir %s inside the sandbox: %v", spec.Dir, err)
+		}
+	}
+	if !spec.AllowNetwork {
+		if err := loopbackUp(); err != nil {
+			fatal(name, token, "bring up loopback: %v", err)
+		}
+	}
+	if err := confineNamespaces(spec); err != nil {
+		fatal(name, token, "%v", err)
+	}
+	if spec.Probe {
+		if err := probeWrites(spec); err != nil {
+			fatal(name, token, "probe: %v", err)
+		}
+		fmt.Println(vocab.ProbeOKLine(name, token))
+		os.Exit(0)
+	}
+	os.Exit(runInit(name, spec.Argv, int(C.sbx_ns_sigfd)))
+}
+
+// confineNamespaces is stage 4: after it the process (and the command it
+// starts) holds no capability and runs under the seccomp filter.
+func confineNamespaces(spec vocab.Spec) error {
+	filter, err := seccompFilter(spec, seccompNamespaces)
+	if err != nil {
+		return err
+	}
+	defer filter.Release()
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := closeExtraFDs(); err != nil {
+		return err
+	}
+	if err := filter.Load(); err != nil {
+		return fmt.Errorf("seccomp: load: %w", err)
+	}
+	return nil
+}

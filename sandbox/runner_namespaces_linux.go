@@ -1,0 +1,63 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// namespacesRunner confines with new user, mount, pid, ipc, uts and (network
+// deny) net namespaces, in-process: the ns-run launcher of package launcher
+// (stage 1 in C before the Go runtime, stage 2 in Go). It is the Linux
+// runner that can keep .git read-only inside the workspace.
+type namespacesRunner struct{}
+
+func (namespacesRunner) name() string { return "namespaces" }
+
+func (n namespacesRunner) ready() error {
+	if _, err := launcherPath(); err != nil {
+		return err
+	}
+	if ok, why := hostinfo.UserNamespaces(); !ok {
+		return fmt.Errorf("user namespaces are refused here: %s", why)
+	}
+	if !hostinfo.Seccomp() {
+		return errors.New("the kernel has no seccomp filters")
+	}
+	return nil
+}
+
+// probe really enters the namespaces: the launcher builds a root with one
+// writable directory holding one read-only subdirectory, and proves a write
+// works in the first and is refused in the second.
+func (n namespacesRunner) probe(ctx context.Context) error {
+	return probeLauncher(ctx, vocab.NsRun, func(allowed string) ([]string, error) {
+		ro := filepath.Join(allowed, "read-only")
+		return []string{ro}, os.Mkdir(ro, 0o700)
+	})
+}
+
+func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+	exe, err := launcherPath()
+	if err != nil {
+		return unavailable(n.name(), "launcher unusable", err)
+	}
+	args, err := vocab.Encode(vocab.NsRun, spec)
+	if err != nil {
+		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
+	}
+	w.Path, w.Args = exe, args
+	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, os.Lstat))
+	w.DenialSignatures = linuxDenialSignatures
+	w.RunnerFailure = RunnerFailureRule{
+		Kind:        RuleExitAndLine,
+		ExitCode:    vocab.FatalExit,
+		FatalPrefix: vocab.FatalPrefix(vocab.NsRun, spec.Token),
+	}
+	return nil
+}
