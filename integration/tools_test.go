@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"strconv"
 	"syscall"
 	"time"
@@ -138,8 +140,64 @@ func toolVerb(args []string) string {
 		return result(tiocsti())
 	case "env":
 		return os.Getenv(arg(1))
+	case "interfaces":
+		ifs, err := net.Interfaces()
+		if err != nil {
+			return result(err)
+		}
+		var names []string
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		return strings.Join(names, ",")
+	case "connect-abstract":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return result(err)
+		}
+		defer unix.Close(fd)
+		return result(unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + arg(1)}))
+	case "ptrace":
+		pid, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: pid"
+		}
+		return result(ptraceOnce(pid))
+	case "ptrace-own":
+		c := exec.Command("/bin/sleep", "30")
+		if err := c.Start(); err != nil {
+			return "error: " + err.Error()
+		}
+		defer func() { c.Process.Kill(); c.Wait() }()
+		return result(ptraceOnce(c.Process.Pid))
+	case "pids":
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return result(err)
+		}
+		var pids []string
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, e.Name())
+			}
+		}
+		return strings.Join(pids, ",")
+	case "diagnose-without-userns":
+		return diagnoseWithoutUserns()
 	}
 	return "error: unknown verb " + args[0]
+}
+
+// ptraceOnce attaches to pid and detaches again.
+func ptraceOnce(pid int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.PtraceAttach(pid); err != nil {
+		return err
+	}
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, 0, nil)
+	return unix.PtraceDetach(pid)
 }
 
 // openPty opens a new pseudo-terminal pair and writes through it, as a

@@ -1,0 +1,248 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+func TestProtectedPathReplacedBySymlink(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		hooks := filepath.Join(s.ws, ".git/hooks")
+		decoy := filepath.Join(s.ws, "decoy")
+		os.Mkdir(decoy, 0o755)
+		if err := os.RemoveAll(hooks); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(decoy, hooks); err != nil {
+			t.Fatal(err)
+		}
+		w := s.wrap(s.policy(), "true")
+		found := false
+		for _, g := range w.Gaps {
+			found = found || strings.Contains(g.Reason, hooks) && strings.Contains(g.Reason, "symlink")
+		}
+		if !s.traits().enforcesReadOnly {
+			return // every read-only subpath is a gap already (TestGitSurface)
+		}
+		if !found {
+			t.Errorf("no gap says %s is a symlink: %v", hooks, w.Gaps)
+		}
+		wantDenied(t, "write a hook through the symlink", s.tool(s.policy(), "write", filepath.Join(hooks, "pre-commit")))
+		wantAbsent(t, filepath.Join(decoy, "pre-commit"))
+		wantOK(t, "control: other workspace files stay writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "file")))
+	})
+}
+
+func TestOwnPidNamespace(t *testing.T) {
+	for _, runner := range []string{"namespaces"} {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			pids := strings.Split(s.tool(s.policy(), "pids"), ",")
+			if len(pids) == 0 || len(pids) > 4 {
+				t.Errorf("/proc inside lists %v: want only the sandbox's own few processes", pids)
+			}
+			for _, p := range pids {
+				if p == strconv.Itoa(os.Getpid()) && p != "1" && p != "2" {
+					t.Errorf("the test's own pid %s is visible inside", p)
+				}
+			}
+		})
+	}
+}
+
+func TestCannotPtraceHostProcesses(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		victim := exec.Command("/bin/sleep", "60")
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { victim.Process.Kill(); victim.Wait() }()
+		wantDenied(t, "ptrace a host process", s.tool(s.policy(), "ptrace", strconv.Itoa(victim.Process.Pid)), "EPERM", "ESRCH")
+		wantOK(t, "control: ptrace its own child", s.tool(s.policy(), "ptrace-own"))
+	})
+}
+
+func TestAbstractSocketOfTheHostUnreachable(t *testing.T) {
+	name := randomName("sbx-abstract-")
+	ln, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan bool, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted <- true
+		}
+	}()
+	wantOK(t, "control: the host reaches its own abstract socket", hostTool(t, "connect-abstract", name))
+	<-accepted
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantDenied(t, "connect to a host abstract socket", s.tool(s.policy(), "connect-abstract", name), "EACCES", "EPERM", "ECONNREFUSED")
+		select {
+		case <-accepted:
+			t.Error("the host's abstract socket accepted a connection from the sandbox")
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
+}
+
+func TestOnlyLoopbackUnderNetworkDeny(t *testing.T) {
+	for _, runner := range []string{"namespaces"} {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			if got := s.tool(s.policy(), "interfaces"); got != "lo" {
+				t.Errorf("interfaces inside: %q, want only lo", got)
+			}
+			allow := s.policy()
+			allow.Network = sandbox.NetworkAllow
+			if got := s.tool(allow, "interfaces"); got == "lo" || got == "" {
+				t.Errorf("control: interfaces under network allow: %q, want the host's", got)
+			}
+		})
+	}
+}
+
+// startMarked starts a wrapped shell that puts a uniquely named sleep in
+// the background and prints "ready"; it returns the launcher and the marker.
+func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio.Reader) {
+	t.Helper()
+	marker := randomName("sbx-bg-")
+	w := s.wrap(s.policy(), "/bin/sh", "-c", strings.ReplaceAll(script, "MARKER", marker))
+	cmd := w.Command(t.Context())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("command did not get ready: %q %v", line, err)
+	}
+	return cmd, marker, r
+}
+
+// markedAlive lists host processes whose command line holds marker.
+func markedAlive(marker string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			found = append(found, e.Name())
+		}
+	}
+	return found
+}
+
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(markedAlive(marker)) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("processes %v outlived the sandbox", markedAlive(marker))
+}
+
+func TestBackgroundProcessesDieWithTheSandbox(t *testing.T) {
+	for _, runner := range []string{"namespaces"} {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			cmd, marker, _ := startMarked(t, s, "sleep 300 MARKER & (setsid sleep 301 MARKER &) ; echo ready")
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("command: %v", err)
+			}
+			waitGone(t, marker)
+		})
+	}
+}
+
+func TestKillNineOfTheLauncherLeavesNothing(t *testing.T) {
+	for _, runner := range []string{"namespaces"} {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			cmd, marker, _ := startMarked(t, s, "sleep 300 MARKER & echo ready; wait")
+			if len(markedAlive(marker)) == 0 {
+				t.Fatal("control: the background process is not running")
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			waitGone(t, marker)
+		})
+	}
+}
+
+func TestSignalForwarding(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		cmd, _, out := startMarked(t, s, "trap 'echo trapped; exit 7' TERM; echo ready; while :; do sleep 0.05; done")
+		cmd.Process.Signal(syscall.SIGTERM)
+		line, _ := out.ReadString('\n')
+		cmd.Wait()
+		if code := exitCode(cmd, nil); code != 7 || line != "trapped\n" {
+			t.Errorf("trapped SIGTERM: exit %d, output %q; want 7, trapped", code, line)
+		}
+
+		cmd, _, _ = startMarked(t, s, "echo ready; exec sleep 300")
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if code := exitCode(cmd, nil); code != 128+15 {
+			t.Errorf("untrapped SIGTERM: exit %d, want 143", code)
+		}
+	})
+}
+
+func TestUserNamespacesRefusedFallsBackToLandlock(t *testing.T) {
+	out := hostToolRaw(t, "diagnose-without-userns")
+	var d sandbox.Diagnosis
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("diagnosis %q: %v", out, err)
+	}
+	if d.Selected != "landlock" {
+		t.Errorf("selected %q with user namespaces refused, want landlock (%+v)", d.Selected, d)
+	}
+	if len(d.Candidates) < 1 || d.Candidates[0].Runner != "namespaces" || d.Candidates[0].OK || !strings.Contains(d.Candidates[0].Reason, "user namespace") {
+		t.Errorf("doctor does not say why namespaces failed: %+v", d.Candidates)
+	}
+	// Control: with user namespaces allowed, namespaces is selected.
+	if got := sandbox.New(sandbox.Config{}).Diagnose(t.Context()).Selected; got != "namespaces" {
+		t.Errorf("control: selected %q, want namespaces", got)
+	}
+}
+
+// hostToolRaw runs a tool verb unconfined and returns its output line,
+// whatever it is.
+func hostToolRaw(t *testing.T, verb string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(self(t), append([]string{toolArg, verb}, args...)...).Output()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("tool %s: %v", verb, err)
+	}
+	return strings.TrimSpace(string(out))
+}
