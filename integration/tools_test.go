@@ -12,8 +12,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
