@@ -48,10 +48,13 @@ func BenchmarkTrueFloor(b *testing.B) {
 	}
 }
 
-// BenchmarkTrueLandlock is what an agent pays per command with the library:
-// Wrap, spawn, wait, Cleanup.
-func BenchmarkTrueLandlock(b *testing.B) {
-	p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
+// BenchmarkTrueLandlock and BenchmarkTrueNamespaces are what an agent pays
+// per command with the library: Wrap, spawn, wait, Cleanup.
+func BenchmarkTrueLandlock(b *testing.B)   { benchRunner(b, "landlock") }
+func BenchmarkTrueNamespaces(b *testing.B) { benchRunner(b, "namespaces") }
+
+func benchRunner(b *testing.B, runner string) {
+	p := sandbox.New(sandbox.Config{Runners: []string{runner}})
 	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)}
 	ctx := context.Background()
 	for b.Loop() {
