@@ -7,12 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// helperBinary returns a testdata program: prebuilt in $SBX_HELPERS (the
-// test script builds them, so an unprivileged run needs no toolchain), or
-// built now.
+// helperBinary returns a program of this module: prebuilt in $SBX_HELPERS
+// (the test script builds them, so an unprivileged run needs no
+// toolchain), or built once per test binary.
 func helperBinary(t *testing.T, name string) string {
 	t.Helper()
 	if dir := os.Getenv("SBX_HELPERS"); dir != "" {
@@ -22,13 +23,36 @@ func helperBinary(t *testing.T, name string) string {
 		}
 		return p
 	}
-	out := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/"+name)
+	helpersMu.Lock()
+	defer helpersMu.Unlock()
+	if p, ok := helpers[name]; ok {
+		return p
+	}
+	if helpersDir == "" {
+		d, err := os.MkdirTemp("", "sbx-helpers-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		helpersDir = d
+	}
+	pkg := "./testdata/" + name
+	if name == "sandbox-run" {
+		pkg = "../cmd/sandbox-run"
+	}
+	out := filepath.Join(helpersDir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s (set SBX_HELPERS to prebuilt helpers): %v\n%s", name, err, b)
 	}
+	helpers[name] = out
 	return out
 }
+
+var (
+	helpersMu  sync.Mutex
+	helpers    = map[string]string{}
+	helpersDir string
+)
 
 func TestForgottenInitFailsClosed(t *testing.T) {
 	ws := t.TempDir()

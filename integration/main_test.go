@@ -22,5 +22,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == toolArg {
 		os.Exit(runTool(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if helpersDir != "" {
+		os.RemoveAll(helpersDir)
+	}
+	os.Exit(code)
 }

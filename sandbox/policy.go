@@ -19,6 +19,8 @@ const (
 	WorkspaceWrite Mode = "workspace-write"
 )
 
+func (m Mode) String() string { return string(m) }
+
 // NetworkMode says whether the command may use the network.
 type NetworkMode string
 

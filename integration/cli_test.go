@@ -1,0 +1,109 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// cli runs sandbox-run with args in dir and returns stdout, stderr, exit.
+func cli(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(helperBinary(t, "sandbox-run"), args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := exitCode(cmd, err)
+	if code == -1 {
+		t.Fatalf("sandbox-run %q: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCLI(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			escape := filepath.Join(s.base, "escape")
+			out, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo hi > inside; cat inside; echo x > "+escape+"; exit 3")
+			if code != 3 || out != "hi\n" || !strings.Contains(errs, escape) {
+				t.Errorf("run: exit %d stdout %q stderr %q; want 3, hi, a refusal naming %s", code, out, errs, escape)
+			}
+			wantAbsent(t, escape)
+			wantContent(t, filepath.Join(s.ws, "inside"), "hi\n")
+
+			if _, _, code := cli(t, s.ws, "--runner", runner, "--mode", sandbox.ReadOnly.String(), "--", "/bin/sh", "-c", "echo x > inside2"); code == 0 {
+				t.Error("read-only mode: a write in the workspace succeeded")
+			}
+			wantAbsent(t, filepath.Join(s.ws, "inside2"))
+
+			report := filepath.Join(s.base, "report.json")
+			_, _, code = cli(t, s.ws, "--runner", runner, "--json-report", report, "--", "/bin/sh", "-c", "exit 125")
+			var rep struct {
+				Wrap    *sandbox.Wrapped `json:"wrap"`
+				Outcome sandbox.Outcome  `json:"outcome"`
+			}
+			b, err := os.ReadFile(report)
+			if err != nil || json.Unmarshal(b, &rep) != nil {
+				t.Fatalf("report %s: %v %s", report, err, b)
+			}
+			if rep.Wrap == nil {
+				t.Fatalf("report without the wrap: %s", b)
+			}
+			if code != 125 || rep.Outcome.Kind != sandbox.OutcomeChild || rep.Outcome.ExitCode != 125 || rep.Wrap.Runner != runner {
+				t.Errorf("report: exit %d, outcome %+v, runner %q", code, rep.Outcome, rep.Wrap.Runner)
+			}
+		})
+	}
+}
+
+func TestCLIFailsClosed(t *testing.T) {
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	cases := map[string][]string{
+		"unknown runner":     {"--runner", "bogus", "--", "/bin/sh", "-c", "touch " + marker},
+		"missing workspace":  {"--workspace", filepath.Join(ws, "nope"), "--", "/bin/sh", "-c", "touch " + marker},
+		"bad mode":           {"--mode", "everything", "--", "/bin/sh", "-c", "touch " + marker},
+		"bad network":        {"--network", "some", "--", "/bin/sh", "-c", "touch " + marker},
+		"no command":         {"--"},
+		"unknown flag":       {"--frobnicate", "--", "/bin/sh", "-c", "touch " + marker},
+		"require-full, .git": {"--runner", "landlock", "--require-full", "--", "/bin/sh", "-c", "touch " + marker},
+	}
+	gitRepo(t, ws)
+	for name, args := range cases {
+		_, errs, code := cli(t, ws, args...)
+		if code != 125 {
+			t.Errorf("%s: exit %d, want 125 (stderr %q)", name, code, errs)
+		}
+		if name != "unknown flag" && !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") && !strings.HasPrefix(errs, "sandbox-run: INVALID_POLICY: ") {
+			t.Errorf("%s: stderr %q, want one sandbox-run: CODE: line", name, errs)
+		}
+		wantAbsent(t, marker)
+	}
+}
+
+func TestCLIDoctor(t *testing.T) {
+	out, _, code := cli(t, t.TempDir(), "doctor", "--json")
+	var d sandbox.Diagnosis
+	if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+		t.Fatalf("doctor --json: exit %d, %q: %v", code, out, err)
+	}
+	if d.Selected != "namespaces" || d.Host.LandlockABI < 1 || len(d.Candidates) != 2 {
+		t.Errorf("doctor: %+v", d)
+	}
+	text, _, _ := cli(t, t.TempDir(), "doctor")
+	for _, want := range []string{"landlock abi", "runner namespaces", "runner landlock", "selected"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("doctor text lacks %q:\n%s", want, text)
+		}
+	}
+}
