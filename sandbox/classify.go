@@ -55,6 +55,11 @@ type RunnerFailureRule struct {
 	// ExceptPrefixes are lines that start like a signature but are the
 	// command's outcome (sandbox-exec's "execvp() of ... failed").
 	ExceptPrefixes []string `json:"except_prefixes,omitempty"`
+	// StatusFile, when set, means a runner failure also requires this file
+	// to record one (the format winacl writes: the line "sandbox-local
+	// winacl-run status v1", then "fatal: REASON"); the reason is then the
+	// file's. Read it before Cleanup, which removes it.
+	StatusFile string `json:"status_file,omitempty"`
 }
 
 // Classify tells what a wrapped command's result means. exitCode is the
@@ -79,13 +84,18 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 		if exitCode == rule.ExitCode && rule.FatalPrefix != "" {
 			for _, l := range kept {
 				if reason, ok := strings.CutPrefix(l, rule.FatalPrefix); ok {
+					if reason, ok = recordedFailure(rule, reason); !ok {
+						break
+					}
 					return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: reason}
 				}
 			}
 		}
 	case RuleSignature:
 		if len(kept) > 0 && hasAnyPrefix(kept[0], rule.Signatures) && !hasAnyPrefix(kept[0], rule.ExceptPrefixes) {
-			return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: kept[0]}
+			if reason, ok := recordedFailure(rule, kept[0]); ok {
+				return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: reason}
+			}
 		}
 	}
 	if exitCode != 0 {
@@ -98,6 +108,16 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 		}
 	}
 	return Outcome{Kind: OutcomeChild, ExitCode: exitCode}
+}
+
+// recordedFailure confirms a runner failure the stderr shows: without a
+// StatusFile as it is, with one only if the file records a failure, whose
+// reason it then is.
+func recordedFailure(rule RunnerFailureRule, reason string) (string, bool) {
+	if rule.StatusFile == "" {
+		return reason, true
+	}
+	return winaclStatus(rule.StatusFile)
 }
 
 func contains(list []string, s string) bool {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
-	"github.com/bo-agent/sandbox-local/internal/selfexe"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -24,15 +23,6 @@ type landlockRunner struct {
 }
 
 func (landlockRunner) name() string { return "landlock" }
-
-// launcherPath checks what every re-executing runner needs: launcher.Init
-// called first in main, and an executable path other processes can spawn.
-func launcherPath() (string, error) {
-	if !selfexe.InitCalled() {
-		return "", errors.New("launcher.Init() was not called: make `if launcher.Init() { return }` the first statement of main (and of TestMain in tests), or the re-executed binary cannot act as the launcher")
-	}
-	return selfexe.Path()
-}
 
 func (l landlockRunner) ready() error {
 	if _, err := launcherPath(); err != nil {

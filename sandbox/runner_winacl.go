@@ -1,0 +1,284 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"github.com/bo-agent/sandbox-local/winacl"
+)
+
+// winaclRunner confines with a write-restricted token and NTFS ACEs
+// (package winacl): the provider side plans and applies the ACEs and makes
+// the session (the private temp dir with its own SID) in prepareTemp; the
+// re-executed binary acting as winacl-run (package launcher) creates the
+// token and the child. Everything here is plain Go over winacl.System and
+// the launcher path, both passed in, so it is tested on Linux with fakes;
+// runners_windows.go wires the real ones.
+//
+// Lifetime: one winaclRunner per provider (platformRunners runs in New).
+// Its Manager is made at construction, which reads the temp root and this
+// process's identity and changes nothing. Manager.Recover, which removes
+// the dirs and ACEs of sessions whose process died, runs once per provider,
+// on the first call of ready or prepareTemp: runner selection on the first
+// Wrap (or Runner, or Diagnose), never in New, which promises to do nothing.
+type winaclRunner struct {
+	mgr    *winacl.Manager
+	mgrErr error                  // why there is no Manager
+	exe    func() (string, error) // the launcher binary (launcherPath; tests fake it)
+	st     *winaclState
+}
+
+// winaclState is shared by the copies of one winaclRunner value.
+type winaclState struct {
+	recoverOnce sync.Once
+	recovered   winacl.Recovery // what Recover removed and left
+	recoverErr  error           // not fatal: what it could not remove keeps its marker for the next provider
+
+	mu      sync.Mutex
+	pending map[*Wrapped]*winacl.Session // prepared by prepareTemp, taken by wrap
+}
+
+// newWinACLRunner returns the winacl runner over sys; exe locates the
+// launcher binary. A Manager that cannot be made (no temp root, no process
+// identity) makes ready fail, so every Wrap is SANDBOX_UNAVAILABLE.
+func newWinACLRunner(sys winacl.System, exe func() (string, error)) winaclRunner {
+	m, err := winacl.NewManager(winacl.Config{System: sys})
+	return winaclRunner{mgr: m, mgrErr: err, exe: exe, st: &winaclState{pending: map[*Wrapped]*winacl.Session{}}}
+}
+
+func (winaclRunner) name() string { return "winacl" }
+
+// manager returns the Manager, running Recover the first time.
+func (r winaclRunner) manager() (*winacl.Manager, error) {
+	if r.mgrErr != nil {
+		return nil, r.mgrErr
+	}
+	if r.mgr == nil {
+		return nil, errors.New("winacl: no Manager")
+	}
+	r.st.recoverOnce.Do(func() {
+		// Not fatal: a dead session's leftovers do not stop new sessions,
+		// and what could not be removed keeps its marker for a later try.
+		r.st.recovered, r.st.recoverErr = r.mgr.Recover()
+	})
+	return r.mgr, nil
+}
+
+func (r winaclRunner) ready() error {
+	if _, err := r.exe(); err != nil {
+		return err
+	}
+	_, err := r.manager()
+	return err
+}
+
+// probe: winacl is the sole candidate of its platform, so it is selected
+// unprobed; as one of several (a Config naming it twice) it gets the ready
+// check only. A launcher that cannot build the token is a runner failure of
+// that run (exit 125, fatal line, status file), never an unconfined run.
+func (r winaclRunner) probe(context.Context) error { return r.ready() }
+
+// prepareTemp validates what winacl-run will be given, then makes the
+// session: the standing ACEs of the write roots (added only where absent)
+// and the private temp dir with its own SID and revocable ACE. Every policy
+// error comes before any ACL is read or changed. RequireFull is refused
+// here, before anything changes: winacl's enforcement is always partial.
+func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
+	m, err := r.manager()
+	if err != nil {
+		return unavailable(r.name(), "cannot set up the Windows ACL runner", err)
+	}
+	dir, err := winacl.Canonicalize(spec.Dir, nil)
+	if err == nil {
+		// The checks winacl-run makes on the command, with a stand-in SID:
+		// the session's is not known yet.
+		err = winacl.LaunchSpec{SessionSID: winacl.SIDEveryone, Argv: spec.Argv, Dir: dir}.Validate()
+	}
+	if err != nil {
+		return &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: "winacl-run cannot start this command", Err: err}
+	}
+	req := winacl.Request{
+		WriteRoots:       spec.Writable,
+		ReadOnlySubpaths: spec.ReadOnly,
+		DenyRead:         spec.DenyRead,
+		AllowNetwork:     spec.AllowNetwork,
+	}
+	if spec.RequireFull {
+		pl, err := m.Plan(req)
+		if err != nil {
+			return r.prepareError(err)
+		}
+		return unavailable(r.name(), "full enforcement required, but: "+gapList(winaclGaps(append(winacl.Gaps(), pl.Gaps...))), nil)
+	}
+	s, err := m.Prepare(req)
+	if err != nil {
+		return r.prepareError(err)
+	}
+	spec.TempDir, w.TempDir = s.Dir, s.Dir
+	w.tempVars = []string{"TMP", "TEMP"}
+	r.st.mu.Lock()
+	r.st.pending[w] = s
+	r.st.mu.Unlock()
+	w.cleanup = func() error {
+		r.take(w)
+		if err := s.Cleanup(); err != nil {
+			return fmt.Errorf("winacl: cleanup: %w", err)
+		}
+		return nil
+	}
+	return nil
+}
+
+func (r winaclRunner) prepareError(err error) error {
+	if errors.Is(err, winacl.ErrInvalidPolicy) {
+		return &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: "the Windows ACL runner cannot express the policy", Err: err}
+	}
+	return unavailable(r.name(), "cannot prepare the ACLs and the private temp dir", err)
+}
+
+// take removes and returns the session prepareTemp made for w.
+func (r winaclRunner) take(w *Wrapped) *winacl.Session {
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	s := r.st.pending[w]
+	delete(r.st.pending, w)
+	return s
+}
+
+// wrap fills w from the session prepareTemp made. The launcher argv carries
+// what winacl-run needs and nothing more: the write roots (it recomputes
+// their SIDs), the session dir (its SID and status file), the working
+// directory and the command. Read-only subpaths are enforced by the
+// standing deny ACEs already applied, deny-read paths are a gap, so neither
+// goes on the argv (a Windows command line is at most 32767 characters).
+func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+	s := r.take(w)
+	if s == nil {
+		return unavailable(r.name(), "no session was prepared for this wrap", nil)
+	}
+	exe, err := r.exe()
+	if err != nil {
+		return unavailable(r.name(), "launcher unusable", err)
+	}
+	invalid := func(reason string, err error) error {
+		return &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: reason, Err: err}
+	}
+	dir, err := winacl.Canonicalize(spec.Dir, nil)
+	if err != nil {
+		return invalid("bad working directory", err)
+	}
+	// The spec winacl-run will build from the argv (the environment aside).
+	ls, err := s.LaunchSpec(spec.Argv, dir, nil)
+	if err != nil {
+		return invalid("winacl-run cannot start this command", err)
+	}
+	wire := vocab.Spec{Token: spec.Token, AllowNetwork: spec.AllowNetwork, RequireFull: spec.RequireFull, Argv: spec.Argv}
+	for _, root := range s.WriteRoots {
+		p, err := winaclWirePath(root.Path)
+		if err != nil {
+			return invalid("cannot encode a write root", err)
+		}
+		wire.Writable = append(wire.Writable, p)
+	}
+	if wire.TempDir, err = winaclWirePath(s.Dir); err != nil {
+		return invalid("cannot encode the private temp dir", err)
+	}
+	if wire.Dir, err = winaclWirePath(dir); err != nil {
+		return invalid("cannot encode the working directory", err)
+	}
+	args, err := vocab.Encode(vocab.WinACLRun, wire)
+	if err != nil {
+		return invalid("cannot encode the launcher arguments", err)
+	}
+	w.Path, w.Args = exe, args
+	w.Gaps = winaclGaps(s.Gaps)
+	w.DenialSignatures = append([]string(nil), windowsDenialSignatures...)
+	// A Windows exit code is any 32-bit value and the token is readable by
+	// the command (it may read its parent's command line), so the fatal
+	// line alone could be forged: the launcher's status file, which the
+	// command cannot write, must record the failure too.
+	w.RunnerFailure = RunnerFailureRule{
+		Kind:        RuleExitAndLine,
+		ExitCode:    winacl.ExitFatal,
+		FatalPrefix: vocab.FatalPrefix(vocab.WinACLRun, spec.Token),
+		StatusFile:  ls.StatusFile,
+	}
+	return nil
+}
+
+// windowsDenialSignatures are the texts Windows programs print for a write
+// the token's restricting SIDs refuse (ERROR_ACCESS_DENIED, E_ACCESSDENIED):
+// the Win32 message (cmd.exe, Python's "[WinError 5]"), .NET and
+// PowerShell's UnauthorizedAccessException ("Access to the path 'x' is
+// denied."), the HRESULT, and the POSIX texts of MSYS2 / Git for Windows.
+var windowsDenialSignatures = []string{
+	"Access is denied",
+	"Access to the path",
+	"UnauthorizedAccessException",
+	"0x80070005",
+	"Permission denied",
+	"Operation not permitted",
+}
+
+func winaclGaps(gs []winacl.Gap) []Gap {
+	out := make([]Gap, len(gs))
+	for i, g := range gs {
+		out[i] = Gap{Area: g.Area, Reason: g.Reason}
+	}
+	return out
+}
+
+// winaclWirePath spells the canonical Windows path p in the form the
+// launcher vocabulary carries (absolute and clean in slash form, see
+// vocab.CheckPath): the NT object-manager spelling `\??\C:\a` with forward
+// slashes, `/??/C:/a`; a share `\\srv\sh\a` is `/??/UNC/srv/sh/a`, a volume
+// `\\?\Volume{g}\a` is `/??/Volume{g}/a`. winacl.Canonicalize parses that
+// form back to p, so the launcher needs no decoder of its own.
+func winaclWirePath(p string) (string, error) {
+	c, err := winacl.Canonicalize(p, nil)
+	if err != nil {
+		return "", fmt.Errorf("launcher path: %w", err)
+	}
+	var body string
+	switch {
+	case strings.HasPrefix(c, `\\?\`):
+		body = c[len(`\\?\`):]
+	case strings.HasPrefix(c, `\\`):
+		body = `UNC\` + c[len(`\\`):]
+	default:
+		body = c
+	}
+	wire := strings.TrimSuffix("/??/"+strings.ReplaceAll(body, `\`, "/"), "/")
+	if path.Clean(wire) != wire {
+		return "", fmt.Errorf("launcher path: %q has no clean slash form", p)
+	}
+	if back, err := winacl.Canonicalize(wire, nil); err != nil || back != c {
+		return "", fmt.Errorf("launcher path: %q does not survive the slash form (%q)", p, back)
+	}
+	return wire, nil
+}
+
+// winaclStatus reports whether the winacl-run status file at path records a
+// launcher failure, and its reason. The format is what winacl's launcher
+// writes (package winacl, RunWith): the line "sandbox-local winacl-run
+// status v1", then "fatal: REASON"; TestWinACLStatusFormat checks this
+// reader against files winacl.RunWith wrote. A missing or unreadable file,
+// or any other content, records nothing.
+func winaclStatus(path string) (reason string, recorded bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if first != "sandbox-local winacl-run status v1" {
+		return "", false
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return strings.CutPrefix(line, "fatal: ")
+}
