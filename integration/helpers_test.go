@@ -95,6 +95,10 @@ func (s *sbx) wrap(pol sandbox.Policy, argv ...string) *sandbox.Wrapped {
 	return w
 }
 
+func sandboxRequest(pol sandbox.Policy, argv ...string) sandbox.Request {
+	return sandbox.Request{Argv: argv, Policy: pol}
+}
+
 // run wraps argv under pol and runs it to completion.
 func (s *sbx) run(pol sandbox.Policy, argv ...string) ran {
 	s.t.Helper()

@@ -140,6 +140,24 @@ func toolVerb(args []string) string {
 		return result(tiocsti())
 	case "env":
 		return os.Getenv(arg(1))
+	case "mknod-block":
+		return result(unix.Mknod(arg(1), unix.S_IFBLK|0o600, int(unix.Mkdev(8, 0))))
+	case "write-value":
+		f, err := os.OpenFile(arg(1), os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(arg(2))
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		return result(err)
+	case "write-fd":
+		fd, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: fd"
+		}
+		_, err = unix.Write(fd, []byte("leaked\n"))
+		return result(err)
 	case "interfaces":
 		ifs, err := net.Interfaces()
 		if err != nil {

@@ -23,7 +23,7 @@ import (
 //     succeed inside the sandbox and never reach the host;
 //   - a minimal /dev: a tmpfs with null, zero, full, random, urandom and tty
 //     bound from the host, a new devpts instance, a private /dev/shm;
-//   - a fresh /proc of the new pid namespace;
+//   - a fresh, read-only /proc of the new pid namespace;
 //   - the layers of the spec, shallowest first: writable binds of the
 //     writable roots and the temp dir, read-only binds back over the
 //     read-only subpaths, empty read-only mounts over the deny-read paths.
@@ -213,7 +213,11 @@ func buildRoot(p rootPlan) error {
 	if err := setupDev(newRoot + "/dev"); err != nil {
 		return step("set up /dev", err)
 	}
-	if err := step("mount a fresh /proc", unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
+	// Read-only: uid 0 inside is the caller's uid 0 outside (the map keeps
+	// the caller's ids), and the kernel lets the global root uid write
+	// /proc/sys by mode bits alone, capabilities or not (core_pattern would
+	// run a program as root on the host).
+	if err := step("mount a fresh /proc", unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "")); err != nil {
 		return err
 	}
 	var denyMounts []string

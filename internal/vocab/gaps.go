@@ -34,6 +34,7 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	var gaps []Gap
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
+	gaps = append(gaps, Gap{"ipc", "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
 	for _, p := range s.ReadOnly {
 		gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
 	}

@@ -1,0 +1,147 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestHardLinkIntoTheWorkspace(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		victim := filepath.Join(s.base, "victim")
+		write(t, victim, "original\n")
+		alias := filepath.Join(s.ws, "alias")
+		got := s.tool(s.policy(), "link", victim, alias)
+		if got == "ok" {
+			// Even linked, the file must not become writable through it.
+			wantDenied(t, "write through a hard link to an outside file", s.tool(s.policy(), "append", alias))
+		} else {
+			wantDenied(t, "hard-link an outside file into the workspace", got, "EXDEV", "EACCES", "EPERM", "EROFS")
+			wantAbsent(t, alias)
+		}
+		wantContent(t, victim, "original\n")
+	})
+}
+
+// TestNoDeviceNodes: a block device in the workspace would expose the disk.
+// Only root can make one at all, so only a root run proves the denial; the
+// unprivileged run checks it stays denied.
+func TestNoDeviceNodes(t *testing.T) {
+	control := hostTool(t, "mknod-block", filepath.Join(t.TempDir(), "disk"))
+	if os.Geteuid() == 0 {
+		wantOK(t, "control: root makes a device node outside the sandbox", control)
+	} else {
+		t.Logf("as uid %d the attack cannot start (mknod outside: %s); the root run proves the denial", os.Geteuid(), control)
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		disk := filepath.Join(s.ws, "disk")
+		wantDenied(t, "mknod a block device in the workspace", s.tool(s.policy(), "mknod-block", disk), "EPERM", "EACCES")
+		wantAbsent(t, disk)
+	})
+}
+
+// TestProcSysReadOnly: uid 0 may write /proc/sys by mode bits alone; a
+// sandboxed root must not (kernel.core_pattern runs a program as root).
+func TestProcSysReadOnly(t *testing.T) {
+	const knob = "/proc/sys/kernel/printk_ratelimit"
+	b, err := os.ReadFile(knob)
+	if err != nil {
+		t.Fatalf("%s: %v", knob, err)
+	}
+	value := strings.TrimSpace(string(b))
+	control := hostTool(t, "write-value", knob, value)
+	if os.Geteuid() == 0 {
+		wantOK(t, "control: root writes a sysctl (its own value back)", control)
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantDenied(t, "write a sysctl", s.tool(s.policy(), "write-value", knob, value), "EROFS", "EACCES", "EPERM")
+	})
+}
+
+func TestNoDescriptorLeaks(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		outside := filepath.Join(s.base, "held-open")
+		write(t, outside, "original\n")
+		f, err := os.OpenFile(outside, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// Control: a child given the descriptor can write through it.
+		ctl := exec.Command(self(t), toolArg, "write-fd", "3")
+		ctl.ExtraFiles = []*os.File{f}
+		if out, _ := ctl.Output(); strings.TrimSpace(string(out)) != "ok" {
+			t.Fatalf("control: write through an inherited fd: %q", out)
+		}
+		write(t, outside, "original\n")
+		r := s.spawn(s.wrap(s.policy(), self(t), toolArg, "write-fd", "3"), func(c *exec.Cmd) { c.ExtraFiles = []*os.File{f} })
+		wantDenied(t, "write through the consumer's fd 3", toolAnswer(t, r), "EBADF")
+		wantContent(t, outside, "original\n")
+	})
+}
+
+func TestConcurrentSandboxesCannotCrossWrite(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		const n = 32
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = filepath.Join(s.base, fmt.Sprintf("ws%02d", i))
+			if err := os.Mkdir(ws[i], 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 2*n)
+		for i := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pol := s.policy()
+				pol.Workspace = ws[i]
+				own := filepath.Join(ws[i], "own")
+				other := filepath.Join(ws[(i+1)%n], fmt.Sprintf("from%02d", i))
+				w, err := s.p.Wrap(t.Context(), sandboxRequest(pol, "/bin/sh", "-c", "echo x > "+own+" && ! echo x > "+other+" 2>/dev/null"))
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				defer w.Cleanup()
+				if out, err := w.Command(t.Context()).CombinedOutput(); err != nil {
+					errs <- fmt.Sprintf("sandbox %d: %v %s", i, err, out)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		for i := range ws {
+			wantContent(t, filepath.Join(ws[i], "own"), "x\n")
+			wantAbsent(t, filepath.Join(ws[(i+1)%n], fmt.Sprintf("from%02d", i)))
+		}
+	})
+}
+
+func TestWritableRootThatIsASymlink(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		real := filepath.Join(s.base, "real")
+		os.Mkdir(real, 0o755)
+		link := filepath.Join(s.base, "link")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		pol := s.policy()
+		pol.WritableRoots = []string{link}
+		wantOK(t, "write through the symlinked root", s.tool(pol, "write", filepath.Join(link, "x")))
+		wantContent(t, filepath.Join(real, "x"), "written by the sandbox\n")
+		wantDenied(t, "write next to the root", s.tool(pol, "write", filepath.Join(s.base, "y")))
+		wantAbsent(t, filepath.Join(s.base, "y"))
+	})
+}
