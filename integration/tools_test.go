@@ -107,6 +107,44 @@ func toolVerb(args []string) string {
 			c.Close()
 		}
 		return result(err)
+	case "connect-tcp6":
+		c, err := net.DialTimeout("tcp6", arg(1), 2*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return result(err)
+	case "socket":
+		// socket FAMILY TYPE: raw, packet, netlink and the rest.
+		fam, _ := strconv.Atoi(arg(1))
+		typ, _ := strconv.Atoi(arg(2))
+		proto, _ := strconv.Atoi(arg(3))
+		fd, err := unix.Socket(fam, typ, proto)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err)
+	case "io_uring":
+		// io_uring_setup with a zeroed params struct: its socket and
+		// connect operations never pass through socket(2).
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafePointer(&params[0])), 0)
+		if e != 0 {
+			return result(e)
+		}
+		unix.Close(int(fd))
+		return "ok"
+	case "caps":
+		// The effective capability set, as /proc/self/status shows it.
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return result(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "error: no CapEff"
 	case "socket-unix":
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err == nil {

@@ -71,7 +71,7 @@ func confineLandlock(spec vocab.Spec) error {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(false); err != nil {
 		unix.Close(fd)
 		return err
 	}
@@ -92,14 +92,16 @@ func confineLandlock(spec vocab.Spec) error {
 // dropCapabilities empties the bounding and ambient sets, so a command
 // started by root keeps no capability across exec: no device nodes, no
 // mounts, no raw sockets, no host settings. A caller without CAP_SETPCAP
-// has no capabilities to lose; the bounding set is left alone then.
-func dropCapabilities() error {
+// has no capabilities to lose, so without strict its bounding set is left
+// alone; with strict (the namespaces runner, which always holds every
+// capability of its user namespace) that is an error.
+func dropCapabilities(strict bool) error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		if errors.Is(err, unix.EPERM) {
+		if errors.Is(err, unix.EPERM) && !strict {
 			return nil // no CAP_SETPCAP: an unprivileged caller
 		}
 		if err != nil && !errors.Is(err, unix.EINVAL) {

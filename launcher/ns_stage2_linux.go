@@ -90,7 +90,7 @@ func confineNamespaces(spec vocab.Spec) error {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(true); err != nil {
 		return err
 	}
 	if err := closeExtraFDs(); err != nil {

@@ -37,6 +37,38 @@ const (
 	seccompNamespaces
 )
 
+// ipFamilies are the socket families the namespaces runner allows under
+// network deny, all confined to the sandbox's own network namespace.
+var ipFamilies = map[int]bool{unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
+
+// denySocketFamilies refuses socket(2) for every family but allowed: one
+// rule per family below AF_MAX, and one for AF_MAX and above (which also
+// catches a family with high bits set, that the kernel would truncate).
+func denySocketFamilies(f *seccomp.ScmpFilter, act seccomp.ScmpAction, allowed map[int]bool) error {
+	sc, err := seccomp.GetSyscallFromName("socket")
+	if err != nil {
+		return fmt.Errorf("seccomp: socket: %w", err)
+	}
+	rule := func(op seccomp.ScmpCompareOp, v uint64) error {
+		c, err := seccomp.MakeCondition(0, op, v)
+		if err == nil {
+			err = f.AddRuleConditional(sc, act, []seccomp.ScmpCondition{c})
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: socket family rule: %w", err)
+		}
+		return nil
+	}
+	for fam := 0; fam < unix.AF_MAX; fam++ {
+		if !allowed[fam] {
+			if err := rule(seccomp.CompareEqual, uint64(fam)); err != nil {
+				return err
+			}
+		}
+	}
+	return rule(seccomp.CompareGreaterEqual, unix.AF_MAX)
+}
+
 // namespaceDenied are refused (EPERM) under the namespaces runner.
 var namespaceDenied = []string{
 	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick",
@@ -51,33 +83,26 @@ func seccompFilter(s vocab.Spec, profile seccompProfile) (*seccomp.ScmpFilter, e
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
 	}
-	fail := func(step string, err error) (*seccomp.ScmpFilter, error) {
+	if err := addRules(f, s, profile); err != nil {
 		f.Release()
-		return nil, fmt.Errorf("seccomp: %s: %w", step, err)
+		return nil, err
 	}
+	return f, nil
+}
+
+var (
+	eperm  = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	eacces = seccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
+	enosys = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+)
+
+// addRules fills f; see seccompFilter for what and why.
+func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error {
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
-		return fail("bad-arch action", err)
+		return fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
 	if err := f.SetNoNewPrivsBit(true); err != nil {
-		return fail("no_new_privs", err)
-	}
-	eperm := seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
-	eacces := seccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
-
-	ioctl, err := seccomp.GetSyscallFromName("ioctl")
-	if err != nil {
-		return fail("ioctl", err)
-	}
-	for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
-		// The request is compared on its low 32 bits: the kernel reads it as
-		// an unsigned int, so high bits set by a caller must not hide it.
-		cond, err := seccomp.MakeCondition(1, seccomp.CompareMaskedEqual, 0xffffffff, req)
-		if err != nil {
-			return fail("ioctl condition", err)
-		}
-		if err := f.AddRuleConditional(ioctl, eperm, []seccomp.ScmpCondition{cond}); err != nil {
-			return fail("ioctl rule", err)
-		}
+		return fmt.Errorf("seccomp: no_new_privs: %w", err)
 	}
 	add := func(name string, act seccomp.ScmpAction, conds ...seccomp.ScmpCondition) error {
 		sc, err := seccomp.GetSyscallFromName(name)
@@ -94,53 +119,56 @@ func seccompFilter(s vocab.Spec, profile seccompProfile) (*seccomp.ScmpFilter, e
 		}
 		return nil
 	}
+	cond := func(arg uint, op seccomp.ScmpCompareOp, values ...uint64) seccomp.ScmpCondition {
+		c, err := seccomp.MakeCondition(arg, op, values...)
+		if err != nil {
+			// Only reachable with an invalid operator, which the calls below
+			// never pass; the rule then fails to add and says so.
+			return seccomp.ScmpCondition{}
+		}
+		return c
+	}
+	for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
+		// The request is compared on its low 32 bits: the kernel reads it as
+		// an unsigned int, so high bits set by a caller must not hide it.
+		if err := add("ioctl", eperm, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, req)); err != nil {
+			return err
+		}
+	}
 	if !s.AllowNetwork {
 		for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 			if err := add(name, eacces); err != nil {
-				f.Release()
-				return nil, err
+				return err
 			}
 		}
-		var conds []seccomp.ScmpCondition
 		if profile == seccompNamespaces {
-			// The network namespace has only its own loopback: IP sockets
-			// reach nothing outside. UNIX sockets still reach the host's
-			// daemons through the file system, so those are refused.
-			c, err := seccomp.MakeCondition(0, seccomp.CompareEqual, unix.AF_UNIX)
-			if err != nil {
-				return fail("socket condition", err)
+			// The network namespace holds IP (and netlink) in: it has only
+			// its own loopback. Every other family is refused: UNIX sockets
+			// reach the host's daemons through the file system, vsock and
+			// the like are not namespaced at all.
+			if err := denySocketFamilies(f, eacces, ipFamilies); err != nil {
+				return err
 			}
-			conds = append(conds, c)
-		}
-		if err := add("socket", eacces, conds...); err != nil {
-			f.Release()
-			return nil, err
+		} else if err := add("socket", eacces); err != nil {
+			return err
 		}
 	}
-	if profile == seccompNamespaces {
-		for _, name := range namespaceDenied {
-			if err := add(name, eperm); err != nil {
-				f.Release()
-				return nil, err
-			}
-		}
-		// New user namespaces (where capabilities come back) through
-		// unshare and clone; clone3 hides its flags in memory, so it answers
-		// ENOSYS and the C library falls back to clone.
-		newuser, err := seccomp.MakeCondition(0, seccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
-		if err != nil {
-			return fail("clone condition", err)
-		}
-		for _, name := range []string{"unshare", "clone"} {
-			if err := add(name, eperm, newuser); err != nil {
-				f.Release()
-				return nil, err
-			}
-		}
-		if err := add("clone3", seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
-			f.Release()
-			return nil, err
+	if profile != seccompNamespaces {
+		return nil
+	}
+	for _, name := range namespaceDenied {
+		if err := add(name, eperm); err != nil {
+			return err
 		}
 	}
-	return f, nil
+	// New user namespaces (where capabilities come back) through unshare
+	// and clone; clone3 hides its flags in memory, so it answers ENOSYS and
+	// the C library falls back to clone.
+	newuser := cond(0, seccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	for _, name := range []string{"unshare", "clone"} {
+		if err := add(name, eperm, newuser); err != nil {
+			return err
+		}
+	}
+	return add("clone3", enosys)
 }
