@@ -10,19 +10,18 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
+// inProcess are the launchers that can take over a running Go process.
+var inProcess = map[string]bool{vocab.LandlockRun: true}
+
 // ExecInPlace runs a wrapped command in place of the calling program, for a
 // CLI that wraps exactly one command: when path is this executable and
 // args[0] names a launcher that can run in-process (landlock-run), it runs
 // in this process (no second Go start) and execs the command; otherwise
 // path is exec'd (ns-run must be: its first stage runs before the Go
-// runtime). On
-// success it does not return; a launcher failure exits 125 with its fatal
-// line, as a spawned launcher would. It returns an error only when nothing
-// was started. Nothing cleans up after the wrap here: the provider removes
+// runtime). On success it does not return; a launcher failure exits 125
+// with its fatal line, as a spawned launcher would. It returns an error
+// only when nothing was started. Nothing cleans up after the wrap here: the provider removes
 // a private temp dir whose process is gone on a later run.
-// inProcess are the launchers that can take over a running Go process.
-var inProcess = map[string]bool{vocab.LandlockRun: true}
-
 func ExecInPlace(path string, args, env []string, dir string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("launcher: empty argv")
