@@ -256,25 +256,42 @@ func ptraceOnce(pid int) error {
 	return unix.PtraceDetach(pid)
 }
 
+// newPty opens a new pseudo-terminal pair; with ctty the slave becomes the
+// caller's controlling terminal (the caller must be a session leader).
+func newPty(ctty bool) (master, slave *os.File, err error) {
+	noctty := unix.O_NOCTTY
+	if ctty {
+		noctty = 0
+	}
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|noctty, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|noctty, 0)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
 // openPty opens a new pseudo-terminal pair and writes through it, as a
 // terminal program (script, ssh, a REPL) would.
 func openPty() error {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	m, s, err := newPty(false)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		return err
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		return err
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		return err
-	}
 	defer s.Close()
 	if _, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS); err != nil {
 		return err
@@ -292,22 +309,11 @@ func tiocsti() error {
 	if _, err := unix.Setsid(); err != nil {
 		return err
 	}
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	m, s, err := newPty(true)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		return err
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		return err
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR, 0) // becomes the controlling tty
-	if err != nil {
-		return err
-	}
 	defer s.Close()
 	c := byte('x')
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, s.Fd(), unix.TIOCSTI, uintptr(unsafePointer(&c)))

@@ -45,11 +45,7 @@ func landlockRun(args []string) {
 		fatal(name, token, "%v", err)
 	}
 	if spec.Probe {
-		if err := probeWrites(spec); err != nil {
-			fatal(name, token, "probe: %v", err)
-		}
-		fmt.Println(vocab.ProbeOKLine(name, token))
-		os.Exit(0)
+		answerProbe(name, token, spec)
 	}
 	if n := vocab.NoticeLine(name, vocab.LandlockKernelGaps(abi, spec)); n != "" {
 		fmt.Fprintln(os.Stderr, n)
@@ -128,6 +124,16 @@ func closeExtraFDs() error {
 		}
 	}
 	return nil
+}
+
+// answerProbe is the end of a launcher in probe mode, once confined: prove
+// the confinement, say so on stdout, exit 0; or the fatal line.
+func answerProbe(name, token string, spec vocab.Spec) {
+	if err := probeWrites(spec); err != nil {
+		fatal(name, token, "probe: %v", err)
+	}
+	fmt.Println(vocab.ProbeOKLine(name, token))
+	os.Exit(0)
 }
 
 // probeWrites proves the confinement from inside: a write in the granted

@@ -73,11 +73,7 @@ func nsRun(args []string) {
 		fatal(name, token, "%v", err)
 	}
 	if spec.Probe {
-		if err := probeWrites(spec); err != nil {
-			fatal(name, token, "probe: %v", err)
-		}
-		fmt.Println(vocab.ProbeOKLine(name, token))
-		os.Exit(0)
+		answerProbe(name, token, spec)
 	}
 	os.Exit(runInit(name, spec.Argv, int(C.sbx_ns_sigfd)))
 }
