@@ -238,6 +238,8 @@ func toolVerb(args []string) string {
 			}
 		}
 		return strings.Join(pids, ",")
+	case "compat-socket":
+		return compatSocket(arg(1))
 	case "diagnose-without-userns":
 		return diagnoseWithoutUserns()
 	}
