@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
 func TestHardLinkIntoTheWorkspace(t *testing.T) {
@@ -143,5 +146,22 @@ func TestWritableRootThatIsASymlink(t *testing.T) {
 		wantContent(t, filepath.Join(real, "x"), "written by the sandbox\n")
 		wantDenied(t, "write next to the root", s.tool(pol, "write", filepath.Join(s.base, "y")))
 		wantAbsent(t, filepath.Join(s.base, "y"))
+	})
+}
+
+// TestLauncherInsideAWritableRootIsRefused: a command that can replace the
+// launcher binary runs the next command unconfined.
+func TestLauncherInsideAWritableRootIsRefused(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		pol := s.policy()
+		pol.WritableRoots = []string{filepath.Dir(self(t))}
+		_, err := s.p.Wrap(t.Context(), sandboxRequest(pol, "true"))
+		if !errors.Is(err, sandbox.ErrInvalidPolicy) || !strings.Contains(err.Error(), "launcher binary") {
+			t.Fatalf("Wrap with the launcher's directory writable: %v, want INVALID_POLICY naming the launcher", err)
+		}
+		// Control: the same policy without that root wraps.
+		if _, err := s.p.Wrap(t.Context(), sandboxRequest(s.policy(), "true")); err != nil {
+			t.Fatalf("control: %v", err)
+		}
 	})
 }

@@ -86,6 +86,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Cleanup()
 		return nil, err
 	}
+	if err := launcherOutsideWritable(w.Path, spec); err != nil {
+		w.Cleanup()
+		return nil, err
+	}
 	w.Enforcement = Full
 	if len(w.Gaps) > 0 {
 		w.Enforcement = Partial
@@ -96,6 +100,19 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	}
 	w.Env = withTempDir(r.env, w.TempDir, w.tempVars)
 	return w, nil
+}
+
+// launcherOutsideWritable refuses a wrap whose launcher the command could
+// replace: a launcher binary inside a writable root (or the temp dir) would
+// let one command swap it, and every later wrap would then run the
+// attacker's file, unconfined, before any rule applies.
+func launcherOutsideWritable(path string, spec vocab.Spec) error {
+	for _, root := range append(append([]string(nil), spec.Writable...), spec.TempDir) {
+		if root != "" && within(path, root) {
+			return invalidf("the launcher binary %s is inside the writable root %s: a command could replace it and run the next command unconfined; move the binary or the root", path, root)
+		}
+	}
+	return nil
 }
 
 // tempPreparer is implemented by runners that make the private temp dir
