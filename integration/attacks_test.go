@@ -165,3 +165,34 @@ func TestLauncherInsideAWritableRootIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenNeverReachesTheCommand: a command that learns the token can
+// forge a runner failure and push an agent into retrying unconfined. A
+// spy left running by one wrap watches every process's cmdline and
+// environ while other wraps launch; none of their tokens may show.
+func TestTokenNeverReachesTheCommand(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		if got := s.tool(s.policy(), "has-env", "SANDBOX_LOCAL_WRAP_TOKEN"); got != "absent" {
+			t.Errorf("the command inherited the token variable: %s", got)
+		}
+		spy := s.wrap(s.policy(), self(t), toolArg, "watch-tokens", "1500")
+		done := make(chan ran, 1)
+		go func() { done <- s.spawn(spy, nil) }()
+		var tokens []string
+		for range 15 {
+			w := s.wrap(s.policy(), "/bin/true")
+			tokens = append(tokens, strings.TrimSuffix(strings.TrimPrefix(w.RunnerFailure.FatalPrefix, "ns-run: fatal: ["), "] "))
+			s.spawn(w, nil)
+		}
+		r := <-done
+		if !strings.HasPrefix(r.stdout, "seen") {
+			t.Fatalf("spy: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+		for _, tok := range tokens {
+			tok = strings.TrimSuffix(strings.TrimPrefix(tok, "landlock-run: fatal: ["), "] ")
+			if strings.Contains(r.stdout, tok) {
+				t.Errorf("the spy saw the token %s of a later wrap", tok)
+			}
+		}
+	})
+}

@@ -60,7 +60,7 @@ func TestLauncherFailureIsClassified(t *testing.T) {
 			},
 			"contract version mismatch": func(a []string) []string { a[1] = "sandbox-local/0"; return a },
 			"unknown option": func(a []string) []string {
-				return append(a[:3:3], append([]string{"-bogus"}, a[3:]...)...)
+				return append(a[:2:2], append([]string{"-bogus"}, a[2:]...)...)
 			},
 			"relative path": func(a []string) []string {
 				for i := range a {

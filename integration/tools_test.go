@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -238,6 +239,17 @@ func toolVerb(args []string) string {
 			}
 		}
 		return strings.Join(pids, ",")
+	case "has-env":
+		if _, ok := os.LookupEnv(arg(1)); ok {
+			return "present"
+		}
+		return "absent"
+	case "watch-tokens":
+		// Read every process's cmdline and environ for MS milliseconds and
+		// print every token-shaped string seen: the way a background
+		// process left by one wrap would spy on the launchers of the next.
+		ms, _ := strconv.Atoi(arg(1))
+		return watchTokens(time.Duration(ms) * time.Millisecond)
 	case "compat-socket":
 		return compatSocket(arg(1))
 	case "diagnose-without-userns":
@@ -323,4 +335,32 @@ func tiocsti() error {
 		return e
 	}
 	return nil
+}
+
+var tokenShape = regexp.MustCompile(`[0-9a-f]{32}`)
+
+func watchTokens(d time.Duration) string {
+	seen := map[string]bool{}
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			for _, f := range []string{"cmdline", "environ"} {
+				b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+				if err != nil {
+					continue
+				}
+				for _, m := range tokenShape.FindAllString(string(b), -1) {
+					seen[m] = true
+				}
+			}
+		}
+	}
+	out := []string{"seen"}
+	for t := range seen {
+		out = append(out, t)
+	}
+	return strings.Join(out, ",")
 }

@@ -13,3 +13,16 @@ func fatal(name, token string, format string, args ...any) {
 	fmt.Fprintln(os.Stderr, vocab.FatalLine(name, token, fmt.Sprintf(format, args...)))
 	os.Exit(vocab.FatalExit)
 }
+
+// takeToken reads the wrap's token from the environment and removes it, so
+// the command never inherits it. An invalid or missing token gives "": the
+// fatal line is then unsigned, and Classify never takes it for a runner
+// failure.
+func takeToken() string {
+	t := os.Getenv(vocab.TokenEnv)
+	os.Unsetenv(vocab.TokenEnv)
+	if !vocab.ValidToken(t) {
+		return ""
+	}
+	return t
+}

@@ -27,11 +27,12 @@ func launchers() map[string]func() {
 // command's exit 125, which is never retried unconfined.
 func winaclRun(args []string) {
 	const name = vocab.WinACLRun
-	token := vocab.TokenOf(args)
+	token := takeToken()
 	spec, err := vocab.Decode(args)
 	if err != nil {
 		fatal(name, token, "%v", err)
 	}
+	spec.Token = token
 	switch {
 	case spec.Probe:
 		fatal(name, token, "probe mode is not supported: the winacl runner is selected unprobed")

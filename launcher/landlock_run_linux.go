@@ -22,11 +22,12 @@ func landlockRun(args []string) {
 	// domain and the seccomp filter are per thread and pass to the program
 	// through execve from this thread.
 	runtime.LockOSThread()
-	token := vocab.TokenOf(args)
+	token := takeToken()
 	spec, err := vocab.Decode(args)
 	if err != nil {
 		fatal(name, token, "%v", err)
 	}
+	spec.Token = token
 	abi := hostinfo.LandlockABI()
 	if abi < 1 {
 		fatal(name, token, "the kernel has no Landlock")

@@ -41,7 +41,7 @@
 int sbx_ns_stage = 0;  // 2 in the child that goes on into Go as stage 2
 int sbx_ns_sigfd = -1; // stage 2: read end of the signal pipe
 int sbx_ns_net = 0;    // 1 when a new network namespace was made
-char sbx_ns_token[33]; // stage 2: the wrap's token, moved out of argv
+char sbx_ns_token[33]; // stage 2: the wrap's token, moved out of the environment
 
 static int sigpipe_w = -1;
 
@@ -100,12 +100,14 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
 		return;
-	const char *token = argc > 2 ? argv[2] : NULL;
+	// The token travels in the environment (see internal/vocab): argv is
+	// readable by every process through /proc/PID/cmdline.
+	char *token = getenv("SANDBOX_LOCAL_WRAP_TOKEN");
 
 	// Only the network flag matters here; stage 2 decodes and checks the
 	// whole vocabulary (and fails with a signed line if it is malformed).
 	int netns = 1;
-	for (int i = 3; i + 1 < argc; i++) {
+	for (int i = 2; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], "allow") == 0)
@@ -145,13 +147,12 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		sbx_ns_stage = 2;
 		sbx_ns_sigfd = p[0];
 		sbx_ns_net = netns;
-		// The command can read pid 1's /proc/1/cmdline: the token that
-		// signs fatal lines must not be there. It moves to a global and its
-		// bytes in argv become zeros (still token-shaped, so the
-		// vocabulary decodes).
+		// The token moves to a global, and its bytes in the environment
+		// (the memory /proc/1/environ shows) become zeros; stage 2 unsets
+		// the variable before the command starts.
 		if (valid_token(token)) {
 			memcpy(sbx_ns_token, token, 33);
-			memset(argv[2], '0', 32);
+			memset(token, '0', 32);
 		}
 		return; // into the Go runtime, as stage 2
 	}

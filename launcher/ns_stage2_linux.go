@@ -36,6 +36,7 @@ func nsRun(args []string) {
 	const name = vocab.NsRun
 	runtime.LockOSThread() // capabilities are per thread; the command is forked from this one
 	token := C.GoString(&C.sbx_ns_token[0])
+	os.Unsetenv(vocab.TokenEnv) // stage 1 zeroed it in place; the command gets none
 	if C.sbx_ns_stage != 2 {
 		fatal(name, token, "stage 1 did not run (the launcher must be started as %q by exec, with cgo)", name)
 	}

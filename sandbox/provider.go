@@ -99,6 +99,11 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		}
 	}
 	w.Env = withTempDir(r.env, w.TempDir, w.tempVars)
+	if w.RunnerFailure.Kind == RuleExitAndLine {
+		// The launcher reads the token that signs its fatal line here, and
+		// removes it before the command starts.
+		w.Env = append(dropVar(w.Env, vocab.TokenEnv), vocab.TokenEnv+"="+spec.Token)
+	}
 	return w, nil
 }
 
@@ -143,6 +148,17 @@ func gapList(gaps []Gap) string {
 		parts[i] = g.String()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// dropVar returns env without the variable name.
+func dropVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if n, _, _ := strings.Cut(e, "="); n != name {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // withTempDir returns env (os.Environ() when nil) with TMPDIR, and the

@@ -85,6 +85,7 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = args
+	cmd.Env = append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token)
 	cmd.Dir = allowed
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -99,7 +100,7 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 	if line := firstLine(stderr.String(), vocab.FatalPrefix(name, token)); line != "" {
 		return fmt.Errorf("probe failed: %s", strings.TrimPrefix(line, vocab.FatalPrefix(name, token)))
 	}
-	return fmt.Errorf("the re-executed binary did not answer the probe (is launcher.Init() the first statement of main?): %v; stdout %q; stderr %q", runErr, clip(stdout.String()), clip(stderr.String()))
+	return fmt.Errorf("the re-executed binary did not answer the probe (is launcher.Init() the first statement of main?): stdout %q; stderr %q: %w", clip(stdout.String()), clip(stderr.String()), runErr)
 }
 
 func firstLine(s, prefix string) string {

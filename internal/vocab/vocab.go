@@ -7,12 +7,15 @@
 //
 // The wire form is
 //
-//	NAME VERSION TOKEN [OPTION...] -- COMMAND [ARG...]
+//	NAME VERSION [OPTION...] -- COMMAND [ARG...]
 //
 // where NAME is the launcher name reexec dispatches on, VERSION is
-// [Version], TOKEN is the per-wrap secret that fatal lines carry, and each
-// OPTION is one of the flags below, paths as separate arguments so no path
-// is ever split or joined:
+// [Version], and each OPTION is one of the flags below, paths as separate
+// arguments so no path is ever split or joined. The per-wrap token that
+// fatal lines carry is not in argv (every process can read a process's
+// /proc/PID/cmdline) but in the environment variable [TokenEnv] (reading
+// /proc/PID/environ needs ptrace access, which a sandboxed process lacks);
+// the launcher removes it before the command starts.
 //
 //	-w PATH   writable root (workspace, extra writable roots)
 //	-t PATH   private temp dir (writable)
@@ -39,7 +42,11 @@ import (
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/1"
+const Version = "sandbox-local/2"
+
+// TokenEnv is the environment variable that carries the wrap's token to
+// the launcher.
+const TokenEnv = "SANDBOX_LOCAL_WRAP_TOKEN"
 
 // Launcher names: argv[0] of the re-executed binary, dispatched by reexec.
 const (
@@ -63,7 +70,9 @@ const MaxArgs = 1 << 16
 
 // Spec is everything a launcher needs to confine one command.
 type Spec struct {
-	// Token is the per-wrap secret carried by fatal lines.
+	// Token is the per-wrap secret carried by fatal lines. It travels in
+	// TokenEnv, not in the arguments: Encode requires it, Decode leaves it
+	// empty.
 	Token string
 	// Writable are the writable roots, workspace first. Empty in read-only mode.
 	Writable []string
@@ -110,10 +119,13 @@ func ValidToken(s string) bool {
 
 // Encode returns the launcher argv for s, starting with name.
 func Encode(name string, s Spec) ([]string, error) {
+	if !ValidToken(s.Token) {
+		return nil, fmt.Errorf("%w: invalid token", ErrMalformed)
+	}
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
-	args := []string{name, Version, s.Token}
+	args := []string{name, Version}
 	for _, p := range s.Writable {
 		args = append(args, "-w", p)
 	}
@@ -147,16 +159,6 @@ func Encode(name string, s Spec) ([]string, error) {
 // ErrMalformed is wrapped by every Decode error.
 var ErrMalformed = errors.New("malformed launcher arguments")
 
-// TokenOf returns the token of a launcher argv (args without argv[0]) if it
-// has one of valid form, even when the rest of args does not decode, so a
-// launcher can still sign the fatal line that reports the bad arguments.
-func TokenOf(args []string) string {
-	if len(args) >= 2 && ValidToken(args[1]) {
-		return args[1]
-	}
-	return ""
-}
-
 // Decode parses a launcher argv without its argv[0].
 func Decode(args []string) (Spec, error) {
 	var s Spec
@@ -169,11 +171,7 @@ func Decode(args []string) (Spec, error) {
 	if args[0] != Version {
 		return s, fmt.Errorf("%w: contract version %q, this launcher speaks %q", ErrMalformed, clip(args[0]), Version)
 	}
-	if len(args) < 2 || !ValidToken(args[1]) {
-		return s, fmt.Errorf("%w: missing or invalid token", ErrMalformed)
-	}
-	s.Token = args[1]
-	i := 2
+	i := 1
 	sawNet, sawDashes := false, false
 	for i < len(args) {
 		opt := args[i]
@@ -236,15 +234,13 @@ func Decode(args []string) (Spec, error) {
 	}
 	s.Argv = append([]string(nil), args[i:]...)
 	if err := s.validate(); err != nil {
-		return Spec{Token: s.Token}, err
+		return Spec{}, err
 	}
 	return s, nil
 }
 
+// validate checks everything the arguments carry.
 func (s Spec) validate() error {
-	if !ValidToken(s.Token) {
-		return fmt.Errorf("%w: invalid token", ErrMalformed)
-	}
 	check := func(what, p string) error {
 		if err := CheckPath(p); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)

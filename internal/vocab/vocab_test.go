@@ -23,13 +23,19 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: Encode: %v", i, err)
 		}
-		if args[0] != LandlockRun || args[1] != Version || args[2] != tok {
-			t.Fatalf("case %d: header %q", i, args[:3])
+		if args[0] != LandlockRun || args[1] != Version {
+			t.Fatalf("case %d: header %q", i, args[:2])
+		}
+		for _, a := range args {
+			if strings.Contains(a, tok) {
+				t.Fatalf("case %d: the token is in argv %q", i, args)
+			}
 		}
 		got, err := Decode(args[1:])
 		if err != nil {
 			t.Fatalf("case %d: Decode: %v", i, err)
 		}
+		s.Token = "" // travels in TokenEnv
 		if !reflect.DeepEqual(got, s) {
 			t.Errorf("case %d: round trip\n got %#v\nwant %#v", i, got, s)
 		}
@@ -37,31 +43,28 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	ok := []string{Version, tok, "-net", "deny", "--", "true"}
+	ok := []string{Version, "-net", "deny", "--", "true"}
 	with := func(edit func([]string) []string) []string {
 		return edit(append([]string(nil), ok...))
 	}
 	cases := map[string][]string{
 		"empty":              {},
 		"wrong version":      with(func(a []string) []string { a[0] = "sandbox-local/0"; return a }),
-		"no token":           {Version},
-		"short token":        with(func(a []string) []string { a[1] = "abc"; return a }),
-		"uppercase token":    with(func(a []string) []string { a[1] = strings.ToUpper(tok); return a }),
-		"missing --":         {Version, tok, "-net", "deny", "true"},
-		"missing -net":       {Version, tok, "--", "true"},
-		"bad net":            {Version, tok, "-net", "maybe", "--", "true"},
-		"net twice":          {Version, tok, "-net", "deny", "-net", "allow", "--", "true"},
-		"unknown option":     {Version, tok, "-x", "-net", "deny", "--", "true"},
-		"missing value":      {Version, tok, "-net"},
-		"relative root":      {Version, tok, "-w", "ws", "-net", "deny", "--", "true"},
-		"unclean root":       {Version, tok, "-w", "/ws/../etc", "-net", "deny", "--", "true"},
-		"empty path":         {Version, tok, "-d", "", "-net", "deny", "--", "true"},
-		"nul in path":        {Version, tok, "-r", "/ws/\x00x", "-net", "deny", "--", "true"},
-		"no command":         {Version, tok, "-net", "deny", "--"},
-		"probe with command": {Version, tok, "-net", "deny", "-probe", "--", "true"},
-		"temp twice":         {Version, tok, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
-		"dir twice":          {Version, tok, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
-		"nul in argv":        {Version, tok, "-net", "deny", "--", "tr\x00ue"},
+		"missing --":         {Version, "-net", "deny", "true"},
+		"missing -net":       {Version, "--", "true"},
+		"bad net":            {Version, "-net", "maybe", "--", "true"},
+		"net twice":          {Version, "-net", "deny", "-net", "allow", "--", "true"},
+		"unknown option":     {Version, "-x", "-net", "deny", "--", "true"},
+		"missing value":      {Version, "-net"},
+		"relative root":      {Version, "-w", "ws", "-net", "deny", "--", "true"},
+		"unclean root":       {Version, "-w", "/ws/../etc", "-net", "deny", "--", "true"},
+		"empty path":         {Version, "-d", "", "-net", "deny", "--", "true"},
+		"nul in path":        {Version, "-r", "/ws/\x00x", "-net", "deny", "--", "true"},
+		"no command":         {Version, "-net", "deny", "--"},
+		"probe with command": {Version, "-net", "deny", "-probe", "--", "true"},
+		"temp twice":         {Version, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
+		"dir twice":          {Version, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
+		"nul in argv":        {Version, "-net", "deny", "--", "tr\x00ue"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -77,18 +80,17 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestDecodeTooManyArgs(t *testing.T) {
-	args := append([]string{Version, tok, "-net", "deny", "--"}, make([]string, MaxArgs)...)
+	args := append([]string{Version, "-net", "deny", "--"}, make([]string, MaxArgs)...)
 	if _, err := Decode(args); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("Decode of %d args = %v, want ErrMalformed", len(args), err)
 	}
 }
 
-func TestTokenOf(t *testing.T) {
-	if got := TokenOf([]string{"sandbox-local/9", tok, "garbage"}); got != tok {
-		t.Errorf("TokenOf with bad version = %q, want the token", got)
-	}
-	if got := TokenOf([]string{Version, "nope"}); got != "" {
-		t.Errorf("TokenOf(invalid) = %q", got)
+func TestEncodeNeedsAToken(t *testing.T) {
+	for _, bad := range []string{"", "abc", strings.ToUpper(tok), tok + "0"} {
+		if _, err := Encode(LandlockRun, Spec{Token: bad, Argv: []string{"true"}}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Encode with token %q: %v, want ErrMalformed", bad, err)
+		}
 	}
 }
 
