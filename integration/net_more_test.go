@@ -5,7 +5,9 @@ package integration
 import (
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
@@ -47,15 +49,37 @@ func TestNetworkDenyEverySocketKind(t *testing.T) {
 	})
 }
 
+const noCaps = "0000000000000000/0000000000000000/0000000000000000/0000000000000000"
+
 func TestNoCapabilitiesInside(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
-		if got := s.tool(s.policy(), "caps"); got != "0000000000000000" {
-			t.Errorf("effective capabilities inside: %s, want none", got)
+		if got := s.tool(s.policy(), "caps"); got != noCaps {
+			t.Errorf("capabilities inside (inh/prm/eff/amb): %s, want none", got)
 		}
 	})
 	if os.Geteuid() == 0 {
-		if got := hostTool(t, "caps"); got == "0000000000000000" {
+		if got := hostTool(t, "caps"); got == noCaps {
 			t.Errorf("control: root outside has no capabilities either (%s)", got)
 		}
 	}
+}
+
+// TestNoCapabilitiesFromACallerWithoutSetpcap: a caller that cannot empty
+// the bounding set (no CAP_SETPCAP) must still pass no capability on. Only
+// a root caller has capabilities to pass.
+func TestNoCapabilitiesFromACallerWithoutSetpcap(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Logf("uid %d holds no capabilities: the root run proves this", os.Geteuid())
+		return
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		w := s.wrap(s.policy(), self(t), toolArg, "caps")
+		r := s.spawn(w, func(c *exec.Cmd) {
+			c.Path = self(t)
+			c.Args = append([]string{self(t), toolArg, "exec-without-setpcap", w.Path}, w.Args...)
+		})
+		if got := strings.TrimSpace(r.stdout); got != noCaps {
+			t.Errorf("capabilities inside, caller without CAP_SETPCAP (inh/prm/eff/amb): %q (stderr %q), want none", got, r.stderr)
+		}
+	})
 }

@@ -135,17 +135,29 @@ func toolVerb(args []string) string {
 		unix.Close(int(fd))
 		return "ok"
 	case "caps":
-		// The effective capability set, as /proc/self/status shows it.
+		// The capability sets, as /proc/self/status shows them:
+		// inheritable, permitted, effective, ambient.
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {
 			return result(err)
 		}
+		var sets []string
 		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
-				return strings.TrimSpace(v)
+			for _, k := range []string{"CapInh:", "CapPrm:", "CapEff:", "CapAmb:"} {
+				if v, ok := strings.CutPrefix(l, k); ok {
+					sets = append(sets, strings.TrimSpace(v))
+				}
 			}
 		}
-		return "error: no CapEff"
+		return strings.Join(sets, "/")
+	case "exec-without-setpcap":
+		// Drop CAP_SETPCAP from the bounding set (a caller that cannot
+		// empty a child's bounding set), then exec PATH ARGV0 ARGS... with
+		// this environment.
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SETPCAP, 0, 0, 0); err != nil {
+			return result(err)
+		}
+		return result(syscall.Exec(arg(1), args[2:], os.Environ()))
 	case "socket-unix":
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err == nil {

@@ -86,24 +86,41 @@ func confineLandlock(spec vocab.Spec) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding and ambient sets, so a command
-// started by root keeps no capability across exec: no device nodes, no
-// mounts, no raw sockets, no host settings. A caller without CAP_SETPCAP
-// has no capabilities to lose, so without strict its bounding set is left
-// alone; with strict (the namespaces runner, which always holds every
-// capability of its user namespace) that is an error.
-func dropCapabilities(strict bool) error {
+// dropCapabilities leaves the command no capability across exec, so a
+// command started by root (or by a caller holding capabilities) gets no
+// device nodes, mounts, raw sockets or host settings: the ambient and
+// inheritable sets are emptied, and the bounding set where the caller may
+// (CAP_SETPCAP). Unless keepOwn, the permitted and effective sets are
+// emptied too: with no_new_privs, exec never grants more than the permitted
+// set held before it, whatever the bounding set, file capabilities or uid 0.
+// keepOwn is for the namespaces runner's pid 1, which keeps its own (they
+// also keep the command from ptracing it) and must empty the bounding set.
+func dropCapabilities(keepOwn bool) error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		if errors.Is(err, unix.EPERM) && !strict {
-			return nil // no CAP_SETPCAP: an unprivileged caller
+		if errors.Is(err, unix.EPERM) && !keepOwn {
+			break // no CAP_SETPCAP: emptying the permitted set below is what counts
 		}
 		if err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	for i := range data {
+		data[i].Inheritable = 0
+		if !keepOwn {
+			data[i].Permitted, data[i].Effective = 0, 0
+		}
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
 }
