@@ -196,3 +196,21 @@ func TestTokenNeverReachesTheCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestKernelKeyringsUnreachable: a key the user holds (a Kerberos cache, a
+// cached passphrase) must not be readable inside.
+func TestKernelKeyringsUnreachable(t *testing.T) {
+	wantOK(t, "control: the keyring answers outside", hostTool(t, "keyctl"))
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantDenied(t, "keyctl inside", s.tool(s.policy(), "keyctl"), "EPERM", "EACCES")
+	})
+}
+
+// TestNoNewUserNamespaces: a new user namespace would give the command its
+// capabilities back (inside it) and a wide kernel attack surface.
+func TestNoNewUserNamespaces(t *testing.T) {
+	wantOK(t, "control: unshare(CLONE_NEWUSER) works outside", hostTool(t, "unshare-user"))
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantDenied(t, "unshare(CLONE_NEWUSER) inside", s.tool(s.policy(), "unshare-user"), "EPERM", "EACCES", "EINVAL")
+	})
+}

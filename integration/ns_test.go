@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"encoding/json"
 	"net"
 	"os"
@@ -255,4 +256,42 @@ func only(runner string) []string {
 		}
 	}
 	return nil
+}
+
+// TestHostMountsMadeLaterStayOut: a mount the host makes while a sandbox
+// runs (a USB drive, sshfs, an automount) must not arrive inside writable.
+// Only root can make a shared mount to test with.
+func TestHostMountsMadeLaterStayOut(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Logf("uid %d cannot make host mounts: the root run proves this", os.Geteuid())
+		return
+	}
+	for _, runner := range only("namespaces") {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			shared := filepath.Join(s.base, "shared")
+			os.Mkdir(shared, 0o755)
+			if err := syscall.Mount("tmpfs", shared, "tmpfs", 0, "size=1m"); err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Unmount(shared, syscall.MNT_DETACH)
+			if err := syscall.Mount("", shared, "", syscall.MS_SHARED, ""); err != nil {
+				t.Fatal(err)
+			}
+			sub := filepath.Join(shared, "sub")
+			os.Mkdir(sub, 0o755)
+			cmd, _, out := startMarked(t, s, "echo ready; for i in $(seq 40); do if [ -e "+sub+"/x ]; then echo seen; echo f > "+sub+"/x/f 2>/dev/null && echo wrote; exit 0; fi; sleep 0.02; done; echo unseen")
+			if err := syscall.Mount("tmpfs", sub, "tmpfs", 0, "size=1m"); err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Unmount(sub, syscall.MNT_DETACH)
+			os.Mkdir(filepath.Join(sub, "x"), 0o777)
+			rest, _ := io.ReadAll(out)
+			cmd.Wait()
+			if string(rest) != "unseen\n" {
+				t.Errorf("a host mount made during the run: sandbox said %q, want unseen", rest)
+			}
+			wantAbsent(t, filepath.Join(sub, "x", "f"))
+		})
+	}
 }

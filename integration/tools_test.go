@@ -251,6 +251,24 @@ func toolVerb(args []string) string {
 			}
 		}
 		return strings.Join(pids, ",")
+	case "keyctl":
+		// Read the session keyring's description: any keyctl at all.
+		_, err := unix.KeyctlString(unix.KEYCTL_DESCRIBE, unix.KEY_SPEC_USER_KEYRING)
+		return result(err)
+	case "unshare-user":
+		// In a child, since the tool itself runs many threads.
+		c := exec.Command("/bin/true")
+		c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+		err := c.Run()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		return result(err)
 	case "has-env":
 		if _, ok := os.LookupEnv(arg(1)); ok {
 			return "present"

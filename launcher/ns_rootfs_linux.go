@@ -203,6 +203,12 @@ func buildRoot(p rootPlan) error {
 	if err := step("bind the host's tree", unix.Mount(oldRoot, newRoot, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 		return err
 	}
+	// Private, not slave: a mount the host makes later (a USB drive, sshfs,
+	// an automount) would otherwise arrive inside with its own, writable
+	// flags, past the read-only attribute set once below.
+	if err := step("make the new root private", unix.Mount("", newRoot, "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
+		return err
+	}
 	if err := setAttr(newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0); err != nil {
 		return step("make the host's tree read-only", err)
 	}

@@ -8,27 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// seccompFilter builds the launcher's filter: everything is allowed except
-//
-//   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
-//     the controlling terminal, which runs them after the sandbox exits);
-//   - under network deny: socket(2) of every family, UNIX included (a UNIX
-//     socket reaches host daemons: D-Bus and systemd --user can start
-//     processes outside the sandbox, ssh-agent signs with the user's keys,
-//     Docker's socket is root), and io_uring, whose socket and connect
-//     operations never pass through the socket syscalls. socketpair(2)
-//     stays allowed: it connects nothing outside the process tree.
-//
-// The namespaces profile (seccompNamespaces) also refuses what only
-// matters with the capabilities a user namespace gives: mounts, new user
-// namespaces, entering other namespaces, kernel keyrings, BPF, module and
-// kexec loading, file handles (open_by_handle_at walks past any mount);
-// and, under network deny, only UNIX sockets (the network namespace holds
-// IP in).
-//
-// Only the native architecture is allowed: a syscall through another table
-// (int 0x80, x32) kills the process, so the 32-bit socketcall(2) cannot be
-// used to go around the rules.
 // seccompProfile selects the runner's variant of the filter.
 type seccompProfile int
 
@@ -69,7 +48,10 @@ func denySocketFamilies(f *seccomp.ScmpFilter, act seccomp.ScmpAction, allowed m
 	return rule(seccomp.CompareGreaterEqual, unix.AF_MAX)
 }
 
-// namespaceDenied are refused (EPERM) under the namespaces runner.
+// namespaceDenied are refused (EPERM) under both runners: what only
+// matters with capabilities (which the command does not have, but the
+// kernel's own checks are not the only line), kernel keyrings (Kerberos
+// caches, cached passphrases), BPF and perf, and file handles.
 var namespaceDenied = []string{
 	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick",
 	"move_mount", "open_tree", "mount_setattr", "setns", "keyctl", "add_key", "request_key",
@@ -78,6 +60,27 @@ var namespaceDenied = []string{
 	"syslog", "acct", "quotactl", "userfaultfd", "iopl", "ioperm",
 }
 
+// seccompFilter builds the launcher's filter: everything is allowed except
+//
+//   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
+//     the controlling terminal, which runs them after the sandbox exits);
+//   - under network deny: socket(2) of every family, UNIX included (a UNIX
+//     socket reaches host daemons: D-Bus and systemd --user can start
+//     processes outside the sandbox, ssh-agent signs with the user's keys,
+//     Docker's socket is root), and io_uring, whose socket and connect
+//     operations never pass through the socket syscalls. socketpair(2)
+//     stays allowed: it connects nothing outside the process tree.
+//
+// Both also refuse (namespaceDenied) mounts, new user namespaces (where
+// capabilities come back), entering other namespaces, kernel keyrings,
+// BPF, perf, module and kexec loading, and file handles
+// (open_by_handle_at walks past any mount). Under network deny the
+// namespaces profile allows IP and netlink sockets, which its network
+// namespace holds in; the landlock profile allows no socket at all.
+//
+// Only the native architecture is allowed: a syscall through another table
+// (int 0x80, x32) kills the process, so the 32-bit socketcall(2) cannot be
+// used to go around the rules.
 func seccompFilter(s vocab.Spec, profile seccompProfile) (*seccomp.ScmpFilter, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
@@ -152,9 +155,6 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error
 		} else if err := add("socket", eacces); err != nil {
 			return err
 		}
-	}
-	if profile != seccompNamespaces {
-		return nil
 	}
 	for _, name := range namespaceDenied {
 		if err := add(name, eperm); err != nil {
