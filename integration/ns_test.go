@@ -5,8 +5,8 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"os/exec"
