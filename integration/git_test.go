@@ -93,3 +93,37 @@ func TestReadOnlySubpathsOfTheCaller(t *testing.T) {
 		wantContent(t, filepath.Join(s.ws, ".env"), "TOKEN=1\n")
 	})
 }
+
+// TestGitDirCannotBeSwapped: moving .git away (taking its read-only hooks
+// and config with it) and building a look-alike with a planted config must
+// fail; and .git/commondir, which would point git at another config and
+// hooks, is reported where it cannot be covered.
+func TestGitDirCannotBeSwapped(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		write(t, filepath.Join(s.ws, ".agent/settings.json"), "{}\n")
+		pol := s.policy()
+		pol.ReadOnlySubpaths = []string{".agent/settings.json"}
+		w := s.wrap(pol, "true")
+		commondir := filepath.Join(s.ws, ".git/commondir")
+		found := false
+		for _, g := range w.Gaps {
+			found = found || strings.Contains(g.Reason, commondir)
+		}
+		if !found || w.Enforcement != sandbox.Partial {
+			t.Errorf("no gap names the absent %s: %s %v", commondir, w.Enforcement, w.Gaps)
+		}
+		if !s.traits().enforcesReadOnly {
+			return
+		}
+		deny := []string{"EBUSY", "EACCES", "EROFS", "EPERM", "EXDEV"}
+		wantDenied(t, "move .git away", s.tool(pol, "rename", filepath.Join(s.ws, ".git"), filepath.Join(s.ws, ".git-old")), deny...)
+		wantDenied(t, "move .agent away", s.tool(pol, "rename", filepath.Join(s.ws, ".agent"), filepath.Join(s.ws, ".agent-old")), deny...)
+		wantAbsent(t, filepath.Join(s.ws, ".git-old"))
+		wantAbsent(t, filepath.Join(s.ws, ".agent-old"))
+		r := s.run(pol, "/bin/sh", "-c", "echo hi > f && git add f && git commit -qm c && git log --oneline | wc -l")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "1" {
+			t.Errorf("git add/commit with the git dir pinned: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+}

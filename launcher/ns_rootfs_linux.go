@@ -31,11 +31,15 @@ import (
 // Then pivot_root into it; the host's tree is detached.
 
 // layerKind orders layers on the same path: writable first, then what
-// narrows it.
+// narrows it. A pin binds a directory onto itself, unchanged: a mount point
+// cannot be renamed or removed, so the directories between a writable root
+// and a read-only subpath cannot be moved away with the protected path and
+// replaced by look-alikes (mv .git .git-old; mkdir .git; ...).
 type layerKind int
 
 const (
 	layerWritable layerKind = iota
+	layerPin
 	layerReadOnly
 	layerDeny
 )
@@ -114,6 +118,9 @@ func planRoot(s vocab.Spec, fsys statFS) (rootPlan, error) {
 		}
 		if fi.IsDir() || fi.Mode().IsRegular() {
 			add(layerReadOnly, real, fi.IsDir())
+			for _, dir := range between(real, s.Writable, s.TempDir) {
+				add(layerPin, dir, true)
+			}
 		}
 	}
 	for _, d := range s.DenyRead {
@@ -135,6 +142,25 @@ func planRoot(s vocab.Spec, fsys statFS) (rootPlan, error) {
 		return p.layers[i].kind < p.layers[j].kind
 	})
 	return p, nil
+}
+
+// between returns the directories strictly between p and the writable root
+// that holds it (the deepest one), outermost first.
+func between(p string, roots []string, more ...string) []string {
+	root := ""
+	for _, r := range append(append([]string(nil), roots...), more...) {
+		if r != "" && vocab.Within(p, r) && len(r) > len(root) {
+			root = r
+		}
+	}
+	if root == "" || root == p {
+		return nil
+	}
+	var dirs []string
+	for d := filepath.Dir(p); d != root && vocab.Within(d, root); d = filepath.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	return dirs
 }
 
 // realPath resolves the parent of p, keeping its last element as it is.
@@ -239,6 +265,10 @@ func buildRoot(p rootPlan) error {
 			}
 			if err := setAttr(target, true, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, unix.MOUNT_ATTR_RDONLY); err != nil {
 				return step("make "+l.path+" writable", err)
+			}
+		case layerPin:
+			if err := unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return step("pin "+l.path, err)
 			}
 		case layerReadOnly:
 			if err := unix.Mount(oldRoot+l.path, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {

@@ -9,10 +9,11 @@ import (
 
 // gitSurface are the entries of a git directory through which a write turns
 // into code execution on the user's next git command: hooks, and config
-// (core.hooksPath, core.fsmonitor, aliases, filters, ...). optionalSurface
-// entries are protected only where they exist.
+// (core.hooksPath, core.fsmonitor, aliases, filters, ...), and commondir,
+// which, once written, points git at another directory's config and hooks.
+// optionalSurface entries are protected only where they exist.
 var (
-	gitSurface      = []string{"hooks", "config", "config.worktree"}
+	gitSurface      = []string{"hooks", "config", "commondir", "config.worktree"}
 	optionalSurface = map[string]bool{"config.worktree": true}
 )
 
@@ -20,9 +21,11 @@ var (
 // writable root; the policy's own ReadOnlySubpaths are added to these, never
 // replace them:
 //
-//   - .git/hooks and .git/config (and .git/config.worktree where it exists:
-//     git reads it only when .git/config enables it, and that stays
-//     read-only);
+//   - .git/hooks, .git/config and .git/commondir (and .git/config.worktree
+//     where it exists: git reads it only when .git/config enables it, and
+//     that stays read-only). A main repository has no commondir; a mount
+//     namespace cannot cover a name that does not exist, so the namespaces
+//     runner reports it as a gap;
 //   - the same inside every submodule git dir (.git/modules/**) and every
 //     linked worktree's git dir (.git/worktrees/*);
 //   - a .git that is a file (a worktree or submodule checkout): the file
@@ -32,10 +35,11 @@ var (
 // git add and git commit keep working: objects, refs, the index and logs
 // stay writable. A writable root without a .git gets nothing: a repository
 // the command creates there is its own (see the README's limitations). The
-// list is descriptive; the expansion is done per wrap.
+// list describes the defaults, which always apply; it is not meant to be
+// passed back as ReadOnlySubpaths (its patterns are not expanded there).
 func DefaultReadOnlySubpaths() []string {
-	return []string{".git/hooks", ".git/config", ".git/config.worktree",
-		".git/modules/**/{hooks,config,config.worktree}", ".git/worktrees/*/{hooks,config,config.worktree}"}
+	return []string{".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree",
+		".git/modules/**/{hooks,config,commondir,config.worktree}", ".git/worktrees/*/{hooks,config,commondir,config.worktree}"}
 }
 
 // fileSystem is the part of the filesystem the expansion reads; tests

@@ -50,11 +50,11 @@ func TestProtectedPaths(t *testing.T) {
 		want  []string
 	}{
 		{"repo", []string{repo}, nil, []string{
-			".git/hooks", ".git/config",
-			".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/config.worktree",
-			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config",
-			".git/modules/group/inner/hooks", ".git/modules/group/inner/config",
-			".git/worktrees/wt/hooks", ".git/worktrees/wt/config",
+			".git/hooks", ".git/config", ".git/commondir",
+			".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/commondir", ".git/modules/lib/config.worktree",
+			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config", ".git/modules/lib/modules/deep/commondir",
+			".git/modules/group/inner/hooks", ".git/modules/group/inner/config", ".git/modules/group/inner/commondir",
+			".git/worktrees/wt/hooks", ".git/worktrees/wt/config", ".git/worktrees/wt/commondir",
 		}},
 		{"no repository", []string{plain}, nil, nil},
 		{"caller extras", []string{plain}, []string{".env", ".agent/config", filepath.Join(plain, "abs"), "/not/under/any/root"},
@@ -80,7 +80,7 @@ func TestProtectedPaths(t *testing.T) {
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
 	got := protectedPaths(osFS{}, []string{wt, repo}, nil)
-	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
+	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
 		}
