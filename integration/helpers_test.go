@@ -44,10 +44,12 @@ type traits struct {
 	hidesDenied bool
 	// ownNetwork: a private network namespace with loopback only.
 	ownNetwork bool
+	// newPTYs: the command can open new pseudo-terminals (its own devpts).
+	newPTYs bool
 }
 
 var runnerTraits = map[string]traits{
-	"namespaces": {privateTmp: true, enforcesReadOnly: true, hidesDenied: true, ownNetwork: true},
+	"namespaces": {privateTmp: true, enforcesReadOnly: true, hidesDenied: true, ownNetwork: true, newPTYs: true},
 	"landlock":   {},
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 	"testing"
 )
 
@@ -33,9 +35,46 @@ func TestTerminalInjectionDenied(t *testing.T) {
 	if b, err := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); err == nil && strings.TrimSpace(string(b)) == "0" {
 		t.Skip("kernel has TIOCSTI disabled (dev.tty.legacy_tiocsti=0): nothing to deny")
 	}
+	// The command's controlling terminal: a pty whose slave is its stdin.
+	onTerminal := func(t *testing.T) func(*exec.Cmd) {
+		m, sl, err := newPty()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close(); sl.Close() })
+		return func(c *exec.Cmd) {
+			c.Stdin = sl
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		}
+	}
 	// Control: on this kernel the attack works when nothing stops it.
-	wantOK(t, "TIOCSTI unconfined", hostTool(t, "tiocsti"))
+	ctl := exec.Command(self(t), toolArg, "tiocsti")
+	onTerminal(t)(ctl)
+	out, _ := ctl.Output()
+	wantOK(t, "TIOCSTI unconfined", strings.TrimSpace(string(out)))
 	forEachRunner(t, func(t *testing.T, s *sbx) {
-		wantDenied(t, "TIOCSTI in the sandbox", s.tool(s.policy(), "tiocsti"), "EPERM")
+		r := s.spawn(s.wrap(s.policy(), self(t), toolArg, "tiocsti"), onTerminal(t))
+		wantDenied(t, "TIOCSTI in the sandbox", toolAnswer(t, r), "EPERM")
+	})
+}
+
+// TestOtherTerminalsUnreachable: another terminal of the user (a tab with a
+// sudo prompt) must be neither readable nor writable inside.
+func TestOtherTerminalsUnreachable(t *testing.T) {
+	m, sl, err := newPty()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer sl.Close()
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "/dev/pts/" + strconv.Itoa(n)
+	wantOK(t, "control: the terminal opens outside", hostTool(t, "append", other))
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantDenied(t, "write another terminal", s.tool(s.policy(), "append", other), "EACCES", "ENOENT", "EPERM", "EIO")
+		wantDenied(t, "read another terminal", s.tool(s.policy(), "read", other), "EACCES", "ENOENT", "EPERM", "EIO")
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -188,7 +187,7 @@ func toolVerb(args []string) string {
 	case "pty":
 		return result(openPty())
 	case "tiocsti":
-		return result(tiocsti())
+		return result(tiocstiStdin())
 	case "env":
 		return os.Getenv(arg(1))
 	case "mknod-block":
@@ -300,14 +299,10 @@ func ptraceOnce(pid int) error {
 	return unix.PtraceDetach(pid)
 }
 
-// newPty opens a new pseudo-terminal pair; with ctty the slave becomes the
-// caller's controlling terminal (the caller must be a session leader).
-func newPty(ctty bool) (master, slave *os.File, err error) {
-	noctty := unix.O_NOCTTY
-	if ctty {
-		noctty = 0
-	}
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|noctty, 0)
+// newPty opens a new pseudo-terminal pair, reaching the slave from the
+// master (TIOCGPTPEER).
+func newPty() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -315,23 +310,20 @@ func newPty(ctty bool) (master, slave *os.File, err error) {
 		m.Close()
 		return nil, nil, err
 	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
+	const tiocgptpeer = 0x5441 // _IO('T', 0x41), Linux 4.13
+	r, _, e := unix.Syscall(unix.SYS_IOCTL, m.Fd(), tiocgptpeer, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if e != 0 {
 		m.Close()
-		return nil, nil, err
+		return nil, nil, e
 	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|noctty, 0)
-	if err != nil {
-		m.Close()
-		return nil, nil, err
-	}
-	return m, s, nil
+	fd := int(r)
+	return m, os.NewFile(uintptr(fd), "pty-slave"), nil
 }
 
 // openPty opens a new pseudo-terminal pair and writes through it, as a
 // terminal program (script, ssh, a REPL) would.
 func openPty() error {
-	m, s, err := newPty(false)
+	m, s, err := newPty()
 	if err != nil {
 		return err
 	}
@@ -344,23 +336,13 @@ func openPty() error {
 	return err
 }
 
-// tiocsti makes a fresh pty its controlling terminal and pushes a
-// character into its input queue: the terminal-injection attack (on the
-// agent's real terminal the pushed text runs after the sandbox exits).
-func tiocsti() error {
-	// Closing the pty at the end hangs up our controlling terminal.
-	signal.Ignore(syscall.SIGHUP)
-	if _, err := unix.Setsid(); err != nil {
-		return err
-	}
-	m, s, err := newPty(true)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	defer s.Close()
+// tiocstiStdin pushes a character into the input queue of the terminal on
+// standard input, the command's controlling terminal: the injection attack
+// (on the agent's real terminal the pushed text runs after the sandbox
+// exits).
+func tiocstiStdin() error {
 	c := byte('x')
-	_, _, e := unix.Syscall(unix.SYS_IOCTL, s.Fd(), unix.TIOCSTI, uintptr(unsafePointer(&c)))
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafePointer(&c)))
 	if e != 0 {
 		return e
 	}

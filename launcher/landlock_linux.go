@@ -2,6 +2,9 @@ package launcher
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -29,7 +32,7 @@ func landlockConfig(s vocab.Spec) landlock.Config {
 
 // landlockRuleset builds the ruleset fd for s without enforcing it.
 func landlockRuleset(s vocab.Spec) (int, error) {
-	plan := planFS(s, osLister{})
+	plan := planFS(s, osLister{}, stdPTYs())
 	rules := make([]landlock.Rule, 0, len(plan))
 	for _, g := range plan {
 		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(g.Access), g.Path).IgnoreIfMissing())
@@ -42,6 +45,19 @@ func landlockRuleset(s vocab.Spec) (int, error) {
 		return -1, fmt.Errorf("landlock ruleset: the kernel has no Landlock")
 	}
 	return fd, nil
+}
+
+// stdPTYs returns the /dev/pts terminals behind standard input, output and
+// error: the only ones the command may reopen by path.
+func stdPTYs() []string {
+	var ptys []string
+	for fd := 0; fd <= 2; fd++ {
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err == nil && strings.HasPrefix(p, "/dev/pts/") && !contains(ptys, p) {
+			ptys = append(ptys, p)
+		}
+	}
+	return ptys
 }
 
 // restrictThread enforces the ruleset on the calling thread, which must be

@@ -34,9 +34,12 @@ const (
 )
 
 // devices are the device files every launcher leaves usable, read-write.
-// The rest of /dev (disks, /dev/shm, which the host shares) is neither
-// readable nor writable.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+// The rest of /dev (disks, /dev/shm, which the host shares, and the user's
+// other terminals under /dev/pts) is neither readable nor writable: of
+// /dev/pts only the terminals the command was given (planFS's ownPTYs)
+// are granted. A pty the command opens itself through /dev/ptmx is reached
+// with TIOCGPTPEER on its master, not by path.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 
 // grant is one Landlock path-beneath rule.
 type grant struct {
@@ -65,9 +68,10 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //     entry of that ancestor gets full read. Symlinks among the siblings
 //     are not granted (a rule would land on the link's target). Ancestors
 //     only of /dev stay listable.
-//   - /dev: read_dir, plus read-write on the devices list.
+//   - /dev: read_dir, plus read-write on the devices list and on ownPTYs,
+//     the /dev/pts terminals of the command's standard descriptors.
 //   - writes: every writable root and the temp dir get writableTree.
-func planFS(s vocab.Spec, fsys lister) []grant {
+func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	deny := append([]string{"/dev"}, s.DenyRead...)
 	listable := func(p string) bool { return !ancestorOfAny(p, s.DenyRead) && !contains(s.DenyRead, p) }
 	var out []grant
@@ -101,7 +105,7 @@ func planFS(s vocab.Spec, fsys lister) []grant {
 	walk("/", true)
 
 	out = append(out, grant{"/dev", readDir})
-	for _, d := range devices {
+	for _, d := range append(append([]string(nil), devices...), ownPTYs...) {
 		if fi, err := fsys.Stat(d); err == nil {
 			acc := uint64(deviceRW)
 			if fi.IsDir() {

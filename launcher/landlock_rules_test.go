@@ -35,6 +35,8 @@ func tree() fakeLister {
 		"dev/null":          {Mode: fs.ModeDevice | fs.ModeCharDevice},
 		"dev/sda":           {Mode: fs.ModeDevice},
 		"dev/pts/ptmx":      {},
+		"dev/pts/3":         {},
+		"dev/pts/4":         {},
 		"tmp/sandbox/t/x":   {},
 		"proc/self/environ": {},
 	}}
@@ -49,7 +51,7 @@ func grantsOf(gs []grant) map[string]uint64 {
 }
 
 func TestPlanFSReadOnly(t *testing.T) {
-	got := grantsOf(planFS(vocab.Spec{TempDir: "/tmp/sandbox/t"}, tree()))
+	got := grantsOf(planFS(vocab.Spec{TempDir: "/tmp/sandbox/t"}, tree(), []string{"/dev/pts/3"}))
 	want := map[string]uint64{
 		"/":              readDir, // ancestor of /dev: listable only
 		"/bin":           readAll,
@@ -59,7 +61,7 @@ func TestPlanFSReadOnly(t *testing.T) {
 		"/tmp":           readAll,
 		"/dev":           readDir,
 		"/dev/null":      deviceRW,
-		"/dev/pts":       deviceRW | readDir,
+		"/dev/pts/3":     deviceRW, // the command's own terminal; not the others
 		"/tmp/sandbox/t": writableTree,
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -69,7 +71,7 @@ func TestPlanFSReadOnly(t *testing.T) {
 
 func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 	s := vocab.Spec{Writable: []string{"/home/u/proj"}, DenyRead: []string{"/home/u/.ssh"}}
-	got := grantsOf(planFS(s, tree()))
+	got := grantsOf(planFS(s, tree(), nil))
 	for p, acc := range map[string]uint64{
 		"/home/u/.bashrc": readFile,
 		"/home/u/proj":    readAll | writableTree,
@@ -80,7 +82,7 @@ func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 	}
 	// Ancestors of the denied path get nothing: a read_dir there would let
 	// the denied directory be listed.
-	for _, p := range []string{"/", "/home", "/home/u", "/home/u/.ssh", "/home/u/.ssh/id", "/home/u/link", "/dev/sda"} {
+	for _, p := range []string{"/", "/home", "/home/u", "/home/u/.ssh", "/home/u/.ssh/id", "/home/u/link", "/dev/sda", "/dev/pts", "/dev/pts/4"} {
 		if _, ok := got[p]; ok {
 			t.Errorf("%s granted %#x, want nothing", p, got[p])
 		}
