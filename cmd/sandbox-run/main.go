@@ -174,15 +174,20 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runReported runs the wrap as a child, forwards termination signals to
-// it, and writes the report once it has exited.
+// runReported runs the wrap as a child, forwards the signals a process
+// sent the CLI to it, and writes the report once it has exited.
 func runReported(ctx context.Context, w *sandbox.Wrapped, reportPath string, stderr io.Writer) int {
 	defer w.Cleanup()
 	cmd := w.Command(ctx)
 	head := &headBuffer{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, io.MultiWriter(os.Stderr, head)
+	// The terminal sends SIGINT, SIGQUIT and SIGHUP to the whole process
+	// group, the command included: caught here and not passed on, or the
+	// command would get them twice. SIGTERM and SIGUSR1/2 come from a
+	// process that meant the CLI, and are passed on.
+	signal.Notify(make(chan os.Signal, 4), syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
