@@ -19,6 +19,7 @@ const (
 	WorkspaceWrite Mode = "workspace-write"
 )
 
+// String returns the mode's name, as the CLI's --mode takes it.
 func (m Mode) String() string { return string(m) }
 
 // NetworkMode says whether the command may use the network.

@@ -24,6 +24,7 @@ type Gap struct {
 	Reason string `json:"reason"`
 }
 
+// String returns "area: reason".
 func (g Gap) String() string { return g.Area + ": " + g.Reason }
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with

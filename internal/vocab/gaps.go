@@ -13,6 +13,7 @@ type Gap struct {
 	Reason string `json:"reason"`
 }
 
+// String returns "area: reason".
 func (g Gap) String() string { return g.Area + ": " + g.Reason }
 
 // Landlock ABI levels at which the access classes this project relies on
