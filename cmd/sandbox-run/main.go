@@ -99,8 +99,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		denyRead[i] = absolute(denyRead[i])
 	}
 	var cfg sandbox.Config
+	cached := ""
 	if *runnerName != "auto" {
 		cfg.Runners = []string{*runnerName}
+	} else if cached = cachedRunner(); cached != "" {
+		cfg.Runners = []string{cached}
 	}
 	wd, _ := os.Getwd()
 	req := sandbox.Request{
@@ -117,9 +120,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	w, err := sandbox.New(cfg).Wrap(ctx, req)
+	if cached != "" && errors.Is(err, sandbox.ErrUnavailable) {
+		forgetRunner() // the remembered runner no longer works here: select afresh
+		w, err = sandbox.New(sandbox.Config{}).Wrap(ctx, req)
+	}
 	if err != nil {
 		printError(stderr, err)
 		return exitFailure
+	}
+	if *runnerName == "auto" && cached != w.Runner {
+		rememberRunner(w.Runner)
 	}
 	if *report == "" {
 		err := launcher.ExecInPlace(w.Path, w.Args, w.Env, w.Dir)
