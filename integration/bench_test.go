@@ -81,21 +81,24 @@ func BenchmarkWrap(b *testing.B) {
 	}
 }
 
-// BenchmarkTrueCLI is sandbox-run -- /bin/true, the launcher confining the
-// CLI's own process (one Go start), dynamically and statically linked.
+// BenchmarkTrueCLI is sandbox-run -- /bin/true: landlock confining the
+// CLI's own process (one Go start), dynamically and statically linked, and
+// namespaces (the CLI execs itself as ns-run: two Go starts).
 func BenchmarkTrueCLI(b *testing.B) {
 	ws := benchWorkspace(b)
+	static := []string{"-ldflags", "-linkmode external -extldflags -static"}
 	for _, v := range []struct {
-		name  string
-		flags []string
+		name, runner string
+		flags        []string
 	}{
-		{"dynamic", nil},
-		{"static", []string{"-ldflags", "-linkmode external -extldflags -static"}},
+		{"landlock-dynamic", "landlock", nil},
+		{"landlock-static", "landlock", static},
+		{"namespaces-dynamic", "namespaces", nil},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			cli := buildHelper(b, "../cmd/sandbox-run", v.flags)
 			for b.Loop() {
-				cmd := exec.Command(cli, "--workspace", ws, "--", "/bin/true")
+				cmd := exec.Command(cli, "--runner", v.runner, "--workspace", ws, "--", "/bin/true")
 				cmd.Dir = ws
 				runOrFail(b, cmd)
 			}
