@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
@@ -137,4 +138,34 @@ func buildHelper(b *testing.B, pkg string, flags []string) string {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, o)
 	}
 	return out
+}
+
+// BenchmarkWrapScaling is Wrap and Cleanup as the policy grows: N extra
+// writable roots and N deny-read paths.
+func BenchmarkWrapScaling(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			base := benchWorkspace(b)
+			pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: base}
+			for i := range n {
+				root := filepath.Join(base, "root"+strconv.Itoa(i))
+				secret := filepath.Join(base, "secret"+strconv.Itoa(i))
+				if err := os.Mkdir(root, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				os.Mkdir(secret, 0o700)
+				pol.WritableRoots = append(pol.WritableRoots, root)
+				pol.DenyRead = append(pol.DenyRead, secret)
+			}
+			p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
+			ctx := context.Background()
+			for b.Loop() {
+				w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.Cleanup()
+			}
+		})
+	}
 }
