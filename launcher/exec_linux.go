@@ -50,3 +50,18 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// lookCommand finds argv[0] in PATH inside the sandbox: 127 when it is not
+// there, 126 when it cannot be run, as env(1) does.
+func lookCommand(name, cmd string) (string, int) {
+	path, err := exec.LookPath(cmd)
+	if err == nil || errors.Is(err, exec.ErrDot) {
+		return path, 0
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound) {
+		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", name, cmd)
+		return "", exitNotFound
+	}
+	return "", reportExecError(name, cmd, err)
+}

@@ -68,7 +68,7 @@ func confineLandlock(spec vocab.Spec) error {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(false); err != nil {
+	if err := dropCapabilities(); err != nil {
 		unix.Close(fd)
 		return err
 	}
@@ -88,20 +88,18 @@ func confineLandlock(spec vocab.Spec) error {
 
 // dropCapabilities leaves the command no capability across exec, so a
 // command started by root (or by a caller holding capabilities) gets no
-// device nodes, mounts, raw sockets or host settings: the ambient and
-// inheritable sets are emptied, and the bounding set where the caller may
-// (CAP_SETPCAP). Unless keepOwn, the permitted and effective sets are
-// emptied too: with no_new_privs, exec never grants more than the permitted
-// set held before it, whatever the bounding set, file capabilities or uid 0.
-// keepOwn is for the namespaces runner's pid 1, which keeps its own (they
-// also keep the command from ptracing it) and must empty the bounding set.
-func dropCapabilities(keepOwn bool) error {
+// device nodes, mounts, raw sockets or host settings: the ambient set is
+// cleared, the bounding set emptied where the caller may (CAP_SETPCAP),
+// and the permitted, effective and inheritable sets emptied. With
+// no_new_privs, exec never grants more than the permitted set held before
+// it, whatever the bounding set, file capabilities or uid 0.
+func dropCapabilities() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		if errors.Is(err, unix.EPERM) && !keepOwn {
+		if errors.Is(err, unix.EPERM) {
 			break // no CAP_SETPCAP: emptying the permitted set below is what counts
 		}
 		if err != nil && !errors.Is(err, unix.EINVAL) {
@@ -109,17 +107,8 @@ func dropCapabilities(keepOwn bool) error {
 		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	for i := range data {
-		data[i].Inheritable = 0
-		if !keepOwn {
-			data[i].Permitted, data[i].Effective = 0, 0
-		}
-	}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
 	return nil

@@ -7,18 +7,20 @@
 //
 //   1. unshares the user namespace and maps the caller's own uid and gid;
 //   2. unshares mount, pid, ipc, uts and (network deny) net namespaces;
-//   3. forks: the child is pid 1 of the new pid namespace and goes on into
-//      Go as stage 2 (ns_stage2_linux.go: mounts, pivot, capabilities,
-//      seccomp, the command as its child); the parent stays here, in C,
-//      and only forwards signals and waits, so the launcher costs one Go
-//      start, not two.
+//   3. forks: the child is pid 1 of the new pid namespace, and forks again;
+//      its child (pid 2) goes on into Go as stage 2 (ns_stage2_linux.go:
+//      mounts, pivot, capabilities, seccomp, then exec of the command in
+//      place). pid 1 stays in C as the sandbox's init (sandbox_init), and
+//      so does the first parent, which only forwards signals and waits: the
+//      launcher costs one Go start, not two, and the command is not started
+//      from Go.
 //
 // The parent forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2
 // that a process sent it (not the terminal's own, which reach the command
-// directly) to stage 2 through a pipe; stage 2 signals the command. The
-// parent exits with stage 2's status (128+N for a death by signal N). The
-// child dies with the parent (PR_SET_PDEATHSIG, and EOF on the pipe), and
-// the whole pid namespace dies with the child.
+// directly) to pid 1 through a pipe; pid 1 signals the command. The parent
+// exits with pid 1's status, which is the command's (128+N for a death by
+// signal N). pid 1 dies with the parent (PR_SET_PDEATHSIG, and end of file
+// on the pipe), and the whole pid namespace dies with pid 1.
 //
 // Any failure here is the launcher's: one "ns-run: fatal: [TOKEN] ..." line
 // on stderr and exit 125, as fatal.go does on the Go side.
@@ -32,14 +34,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 // Read by stage 2 (ns_stage2_linux.go) through cgo.
 int sbx_ns_stage = 0;  // 2 in the child that goes on into Go as stage 2
-int sbx_ns_sigfd = -1; // stage 2: read end of the signal pipe
 int sbx_ns_net = 0;    // 1 when a new network namespace was made
 char sbx_ns_token[33]; // stage 2: the wrap's token, moved out of the environment
 
@@ -96,6 +99,50 @@ static void forward(int sig, siginfo_t *si, void *uc) {
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+// sandbox_init is pid 1 of the sandbox, in C: it passes on the signals
+// stage 1 forwards through sigfd to the command (pid 2), reaps every
+// process reparented to it, and exits with the command's status when the
+// command exits (128+N for a death by signal N), which ends the pid
+// namespace and kills whatever the command left behind. End of file on
+// sigfd means stage 1 is gone: so must the sandbox be. Signals the terminal
+// sends pid 1 are ignored by the kernel (an init without handlers).
+static void sandbox_init(int sigfd, pid_t cmd, const sigset_t *chld) {
+	int sfd = signalfd(-1, chld, SFD_CLOEXEC);
+	if (sfd < 0)
+		fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
+	for (;;) {
+		struct pollfd fds[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if (fds[0].revents) {
+			unsigned char b;
+			ssize_t n = read(sigfd, &b, 1);
+			if (n == 1)
+				kill(cmd, b);
+			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+				_exit(128 + SIGKILL);
+		}
+		if (fds[1].revents) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof si) < 0 && errno != EAGAIN && errno != EINTR)
+				_exit(125);
+			int status;
+			pid_t pid;
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+				if (pid != cmd)
+					continue; // an orphan, reaped
+				if (WIFEXITED(status))
+					_exit(WEXITSTATUS(status));
+				if (WIFSIGNALED(status))
+					_exit(128 + WTERMSIG(status));
+			}
+		}
+	}
+}
+
 __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
@@ -141,20 +188,37 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	if (child < 0)
 		fatal(token, "fork into the new pid namespace: %s", strerror(errno));
 	if (child == 0) {
+		// pid 1 of the new pid namespace.
 		close(p[1]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			fatal(token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-		sbx_ns_stage = 2;
-		sbx_ns_sigfd = p[0];
-		sbx_ns_net = netns;
 		// The token moves to a global, and its bytes in the environment
-		// (the memory /proc/1/environ shows) become zeros; stage 2 unsets
-		// the variable before the command starts.
+		// (the memory /proc/PID/environ shows) become zeros; stage 2 unsets
+		// the variable before it execs the command.
 		if (valid_token(token)) {
 			memcpy(sbx_ns_token, token, 33);
 			memset(token, '0', 32);
 		}
-		return; // into the Go runtime, as stage 2
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+			fatal(sbx_ns_token, "block SIGCHLD: %s", strerror(errno));
+		pid_t cmd = fork();
+		if (cmd < 0)
+			fatal(sbx_ns_token, "fork the command's process: %s", strerror(errno));
+		if (cmd == 0) {
+			// pid 2: goes on into Go as stage 2, which builds the root,
+			// confines itself and execs the command in place.
+			close(p[0]);
+			sigprocmask(SIG_UNBLOCK, &chld, NULL);
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+				fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+			sbx_ns_stage = 2;
+			sbx_ns_net = netns;
+			return; // into the Go runtime
+		}
+		sandbox_init(p[0], cmd, &chld);
 	}
 
 	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.

@@ -2,7 +2,6 @@ package launcher
 
 /*
 extern int sbx_ns_stage;
-extern int sbx_ns_sigfd;
 extern int sbx_ns_net;
 extern char sbx_ns_token[33];
 */
@@ -17,24 +16,24 @@ import (
 )
 
 // nsRun is stage 2 of the ns-run launcher (stage 1 is ns_stage1_linux.c,
-// which already put this process, as pid 1, into new user, mount, pid, ipc,
-// uts and, for network deny, net namespaces). Its stages, each in its own
-// file:
+// which already put this process, as pid 2 under a C init, into new user,
+// mount, pid, ipc, uts and, for network deny, net namespaces). Its stages,
+// each in its own file:
 //
 //  1. plan the mounts from the spec while the host's tree is still in view
 //     (ns_rootfs_linux.go: planRoot);
 //  2. build the new root and pivot into it (buildRoot);
 //  3. bring up loopback in the new network namespace (ns_net_linux.go);
-//  4. drop every capability from the bounding and ambient sets, mark
-//     descriptors close-on-exec, load seccomp (no_new_privs);
-//  5. run the command as its child, forward signals, reap, exit with the
-//     command's status (ns_init_linux.go).
+//  4. drop every capability (all sets), mark descriptors close-on-exec,
+//     load seccomp (no_new_privs);
+//  5. exec the command in place (exec_linux.go); pid 1 (C) reaps and
+//     passes its status on.
 //
 // Every failure before the command runs is fatal: one signed line, exit 125,
 // which stage 1 passes on.
 func nsRun(args []string) {
 	const name = vocab.NsRun
-	runtime.LockOSThread() // capabilities are per thread; the command is forked from this one
+	runtime.LockOSThread() // capabilities are per thread; this one execs the command
 	token := C.GoString(&C.sbx_ns_token[0])
 	os.Unsetenv(vocab.TokenEnv) // stage 1 zeroed it in place; the command gets none
 	if C.sbx_ns_stage != 2 {
@@ -76,18 +75,18 @@ func nsRun(args []string) {
 	if spec.Probe {
 		answerProbe(name, token, spec)
 	}
-	os.Exit(runInit(name, spec.Argv, int(C.sbx_ns_sigfd)))
+	os.Exit(execCommand(name, spec.Argv))
 }
 
 // confineNamespaces is stage 4: after it the process (and the command it
-// starts) holds no capability and runs under the seccomp filter.
+// becomes) holds no capability and runs under the seccomp filter.
 func confineNamespaces(spec vocab.Spec) error {
 	filter, err := seccompFilter(spec, seccompNamespaces)
 	if err != nil {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(true); err != nil {
+	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if err := closeExtraFDs(); err != nil {
