@@ -70,8 +70,11 @@ func benchRunner(b *testing.B, runner string) {
 
 // BenchmarkWrap is Wrap and Cleanup alone, without spawning.
 func BenchmarkWrap(b *testing.B) {
+	benchWrap(b, sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)})
+}
+
+func benchWrap(b *testing.B, pol sandbox.Policy) {
 	p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
-	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)}
 	ctx := context.Background()
 	for b.Loop() {
 		w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
@@ -157,15 +160,7 @@ func BenchmarkWrapScaling(b *testing.B) {
 				pol.WritableRoots = append(pol.WritableRoots, root)
 				pol.DenyRead = append(pol.DenyRead, secret)
 			}
-			p := sandbox.New(sandbox.Config{Runners: []string{"landlock"}})
-			ctx := context.Background()
-			for b.Loop() {
-				w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
-				if err != nil {
-					b.Fatal(err)
-				}
-				w.Cleanup()
-			}
+			benchWrap(b, pol)
 		})
 	}
 }

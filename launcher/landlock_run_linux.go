@@ -10,6 +10,7 @@ import (
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
+	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,8 +56,7 @@ func landlockRun(args []string) {
 }
 
 // confineLandlock applies the whole confinement to the calling thread:
-// capabilities dropped, descriptors beyond stdio marked close-on-exec,
-// Landlock, seccomp.
+// Landlock, then (sealThread) capabilities, descriptors and seccomp.
 func confineLandlock(spec vocab.Spec) error {
 	fd, err := landlockRuleset(spec)
 	if err != nil {
@@ -68,13 +68,19 @@ func confineLandlock(spec vocab.Spec) error {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(); err != nil {
-		unix.Close(fd)
-		return err
-	}
 	err = restrictThread(fd)
 	unix.Close(fd)
 	if err != nil {
+		return err
+	}
+	return sealThread(filter)
+}
+
+// sealThread is the last step of both launchers before exec: no capability
+// left, no descriptor beyond stdio carried into the command, and the
+// seccomp filter loaded (it sets no_new_privs).
+func sealThread(filter *seccomp.ScmpFilter) error {
+	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if err := closeExtraFDs(); err != nil {

@@ -8,7 +8,6 @@ extern char sbx_ns_token[33];
 import "C"
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 
@@ -86,14 +85,5 @@ func confineNamespaces(spec vocab.Spec) error {
 		return err
 	}
 	defer filter.Release()
-	if err := dropCapabilities(); err != nil {
-		return err
-	}
-	if err := closeExtraFDs(); err != nil {
-		return err
-	}
-	if err := filter.Load(); err != nil {
-		return fmt.Errorf("seccomp: load: %w", err)
-	}
-	return nil
+	return sealThread(filter)
 }
