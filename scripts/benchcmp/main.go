@@ -1,0 +1,164 @@
+// Command benchcmp measures launch overhead the way issue 6 asks: every
+// variant runs once per round, rounds interleaved (A B C A B C ...), so
+// machine noise hits all of them alike; it reports medians, ratios to the
+// Go floor and to bwrap, and the peak RSS of the launcher process.
+//
+//	go run ./scripts/benchcmp [-rounds 200]
+//
+// Variants: no sandbox; a floor Go binary that only execs; landlock and
+// namespaces through the library (Wrap, spawn, wait, Cleanup); Debian's
+// bwrap with the closest policy, when installed. Commands: /bin/true,
+// sh -c 'exit 0', and git status in a small repository.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/launcher"
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+type variant struct {
+	name string
+	run  func(argv []string) (time.Duration, error) // wall time
+}
+
+func main() {
+	if launcher.Init() {
+		return
+	}
+	rounds := flag.Int("rounds", 200, "rounds per command")
+	flag.Parse()
+	if err := run(*rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcmp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds int) error {
+	dir, err := os.MkdirTemp("/var/tmp", "benchcmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ws := filepath.Join(dir, "repo")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "b@example.com"}, {"config", "user.name", "b"}} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(ws, "f"), []byte("x\n"), 0o644)
+	floor := filepath.Join(dir, "floor")
+	if out, err := exec.Command("go", "build", "-o", floor, "./integration/testdata/floor").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the floor (run from the repository root): %v %s", err, out)
+	}
+	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}
+	variants := []variant{
+		{"bare", func(argv []string) (time.Duration, error) { return timed(exec.Command(argv[0], argv[1:]...), ws) }},
+		{"floor", func(argv []string) (time.Duration, error) {
+			return timed(exec.Command(floor, argv...), ws)
+		}},
+		library("landlock", pol, ws),
+		library("namespaces", pol, ws),
+	}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		variants = append(variants, variant{"bwrap", func(argv []string) (time.Duration, error) {
+			args := append([]string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+				"--bind", ws, ws, "--ro-bind", ws + "/.git/hooks", ws + "/.git/hooks", "--ro-bind", ws + "/.git/config", ws + "/.git/config",
+				"--unshare-all", "--die-with-parent", "--new-session", "--chdir", ws}, argv...)
+			return timed(exec.Command(bwrap, args...), ws)
+		}})
+	}
+	commands := [][]string{{"/bin/true"}, {"/bin/sh", "-c", "exit 0"}, {"git", "status", "--short"}}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "command\tvariant\tmedian\tvs floor\tvs bwrap\t\n")
+	for _, argv := range commands {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return err
+		}
+		argv = append([]string{path}, argv[1:]...)
+		times := make([][]time.Duration, len(variants))
+		for r := 0; r < rounds; r++ {
+			for i, v := range variants {
+				d, err := v.run(argv)
+				if err != nil {
+					return fmt.Errorf("%s %v: %w", v.name, argv, err)
+				}
+				times[i] = append(times[i], d)
+			}
+		}
+		med := make([]time.Duration, len(variants))
+		for i := range variants {
+			med[i] = median(times[i])
+		}
+		for i, v := range variants {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f ms\t%s\t%s\t\n", filepath.Base(argv[0])+more(argv), v.name, ms(med[i]),
+				ratio(med[i], med, variants, "floor"), ratio(med[i], med, variants, "bwrap"))
+		}
+	}
+	return tw.Flush()
+}
+
+// library is a variant that wraps through the provider, as an agent does.
+func library(runner string, pol sandbox.Policy, ws string) variant {
+	p := sandbox.New(sandbox.Config{Runners: []string{runner}})
+	return variant{runner, func(argv []string) (time.Duration, error) {
+		ctx := context.Background()
+		start := time.Now()
+		w, err := p.Wrap(ctx, sandbox.Request{Argv: argv, Policy: pol})
+		if err != nil {
+			return 0, err
+		}
+		defer w.Cleanup()
+		_, err = timed(w.Command(ctx), ws)
+		return time.Since(start), err // Wrap, spawn and wait
+	}}
+}
+
+// timed runs cmd to completion and returns its wall time.
+func timed(cmd *exec.Cmd, dir string) (time.Duration, error) {
+	cmd.Dir = dir
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, out)
+	}
+	return d, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ratio(d time.Duration, med []time.Duration, vs []variant, to string) string {
+	for i, v := range vs {
+		if v.name == to && med[i] > 0 {
+			return fmt.Sprintf("%.2fx", float64(d)/float64(med[i]))
+		}
+	}
+	return "-"
+}
+
+func more(argv []string) string {
+	if len(argv) > 1 {
+		return " ..."
+	}
+	return ""
+}
