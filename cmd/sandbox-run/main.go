@@ -195,9 +195,9 @@ func runReported(ctx context.Context, w *sandbox.Wrapped, reportPath string, std
 	// group, the command included: caught here and not passed on, or the
 	// command would get them twice. SIGTERM and SIGUSR1/2 come from a
 	// process that meant the CLI, and are passed on.
-	signal.Notify(make(chan os.Signal, 4), syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
+	signal.Notify(make(chan os.Signal, 4), terminalSignals...)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
+	signal.Notify(sigs, passedSignals...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
