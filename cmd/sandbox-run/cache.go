@@ -12,13 +12,19 @@ import (
 // The runner verdict cache. A provider probes every candidate once per
 // lifetime, and each sandbox-run is a new provider: with two Linux
 // candidates that is a namespaces probe (one sandbox launch) before every
-// command. sandbox-run therefore remembers the runner auto-selection chose,
-// for an hour, keyed by everything that decides it: this binary (path,
-// size, modification time), the kernel and its boot, the user. A cached
-// runner is then taken as the sole candidate (its cheap readiness check
-// still runs: user-namespace sysctls, Landlock, seccomp). A stale entry
-// cannot run anything unconfined: the cached runner fails closed (exit 125
-// with its fatal line) and is not trusted past an hour.
+// command. sandbox-run therefore remembers, for an hour, that the preferred
+// runner passed its probe, keyed by everything that decides it: this
+// binary (path, size, modification time), the kernel and its boot, the
+// user.
+//
+// The cache can only ever skip the probe of the preferred runner, never
+// choose another: a command that can write the cache (a writable
+// ~/.cache) could otherwise downgrade every later run to a weaker runner.
+// A stale entry runs nothing unconfined either: the preferred runner's
+// readiness check still runs, and if it cannot confine, its launcher fails
+// closed (exit 125 with its fatal line). The cache directory must be a
+// real directory of this user with no access for others, or it is not
+// used.
 const cacheTTL = time.Hour
 
 type cacheEntry struct {
@@ -27,12 +33,26 @@ type cacheEntry struct {
 	Time   time.Time `json:"time"`
 }
 
-func cachePath() (string, error) {
-	dir, err := os.UserCacheDir()
+// cacheDir returns the cache directory, creating it 0700, or an error when
+// it is not a private directory of this user (a symlink planted there would
+// let the CLI create and remove files elsewhere).
+func cacheDir() (string, error) {
+	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "sandbox-local", "runner.json"), nil
+	dir := filepath.Join(base, "sandbox-local")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
+		return "", fmt.Errorf("%s is not a private directory of this user", dir)
+	}
+	return dir, nil
 }
 
 // cacheKey describes what the verdict depends on.
@@ -51,9 +71,10 @@ func cacheKey() (string, error) {
 		strings.TrimSpace(string(kernel)), strings.TrimSpace(string(boot)), os.Getuid()), nil
 }
 
-// cachedRunner returns the remembered runner, or "".
-func cachedRunner() string {
-	p, err := cachePath()
+// cachedRunner returns preferred if the cache says it passed its probe
+// here, or "".
+func cachedRunner(preferred string) string {
+	dir, err := cacheDir()
 	if err != nil {
 		return ""
 	}
@@ -61,21 +82,22 @@ func cachedRunner() string {
 	if err != nil {
 		return ""
 	}
-	b, err := os.ReadFile(p)
+	b, err := readNoFollow(filepath.Join(dir, "runner.json"))
 	if err != nil {
 		return ""
 	}
 	var e cacheEntry
-	if json.Unmarshal(b, &e) != nil || e.Key != key || time.Since(e.Time) > cacheTTL || time.Until(e.Time) > time.Minute {
+	if json.Unmarshal(b, &e) != nil || e.Key != key || e.Runner != preferred ||
+		time.Since(e.Time) > cacheTTL || time.Until(e.Time) > time.Minute {
 		return ""
 	}
-	return e.Runner
+	return preferred
 }
 
-// rememberRunner stores runner for the next sandbox-run; errors only cost
-// the next run a probe.
+// rememberRunner stores that runner passed its probe; errors only cost the
+// next run a probe.
 func rememberRunner(runner string) {
-	p, err := cachePath()
+	dir, err := cacheDir()
 	if err != nil {
 		return
 	}
@@ -83,11 +105,8 @@ func rememberRunner(runner string) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return
-	}
 	b, _ := json.Marshal(cacheEntry{Key: key, Runner: runner, Time: time.Now()})
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".runner-*")
+	tmp, err := os.CreateTemp(dir, ".runner-*")
 	if err != nil {
 		return
 	}
@@ -96,14 +115,15 @@ func rememberRunner(runner string) {
 		os.Remove(tmp.Name())
 		return
 	}
-	if os.Rename(tmp.Name(), p) != nil {
+	// rename replaces a planted symlink itself, never its target.
+	if os.Rename(tmp.Name(), filepath.Join(dir, "runner.json")) != nil {
 		os.Remove(tmp.Name())
 	}
 }
 
 // forgetRunner drops the cache after the cached runner failed.
 func forgetRunner() {
-	if p, err := cachePath(); err == nil {
-		os.Remove(p)
+	if dir, err := cacheDir(); err == nil {
+		os.Remove(filepath.Join(dir, "runner.json")) // removes a symlink itself, not its target
 	}
 }

@@ -35,6 +35,10 @@ import (
 
 const exitFailure = 125
 
+// preferredRunner is the first Linux candidate: the only runner whose probe
+// the verdict cache may skip (cache.go).
+const preferredRunner = "namespaces"
+
 func main() {
 	if launcher.Init() {
 		return
@@ -102,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cached := ""
 	if *runnerName != "auto" {
 		cfg.Runners = []string{*runnerName}
-	} else if cached = cachedRunner(); cached != "" {
+	} else if cached = cachedRunner(preferredRunner); cached != "" {
 		cfg.Runners = []string{cached}
 	}
 	wd, _ := os.Getwd()
@@ -128,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printError(stderr, err)
 		return exitFailure
 	}
-	if *runnerName == "auto" && cached != w.Runner {
+	if *runnerName == "auto" && cached == "" && w.Runner == preferredRunner {
 		rememberRunner(w.Runner)
 	}
 	if *report == "" {
