@@ -78,3 +78,25 @@ func TestOtherTerminalsUnreachable(t *testing.T) {
 		wantDenied(t, "read another terminal", s.tool(s.policy(), "read", other), "EACCES", "ENOENT", "EPERM", "EIO")
 	})
 }
+
+// TestCannotReachHostProcessesByPid: limits, priority and CPU affinity of a
+// host process of the same user are out of reach (Landlock does not scope
+// these calls).
+func TestCannotReachHostProcessesByPid(t *testing.T) {
+	victim := exec.Command("/bin/sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	pid := strconv.Itoa(victim.Process.Pid)
+	for _, kind := range []string{"prlimit", "setpriority", "affinity"} {
+		wantOK(t, "control: "+kind+" of a host process outside", hostTool(t, "reach-process", pid, kind))
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, kind := range []string{"prlimit", "setpriority", "affinity"} {
+			wantDenied(t, kind+" of a host process", s.tool(s.policy(), "reach-process", pid, kind), "EPERM", "ESRCH", "EACCES")
+		}
+		// Control: the same calls on itself work inside.
+		wantOK(t, "prlimit of itself", s.tool(s.policy(), "reach-process", "0", "prlimit"))
+	})
+}

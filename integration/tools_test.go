@@ -268,6 +268,35 @@ func toolVerb(args []string) string {
 			err = se.Err
 		}
 		return result(err)
+	case "reach-process":
+		// reach-process PID KIND: change a property of another process to
+		// the value it already has (harmless, but an attacker would pick
+		// another): its limits, its priority or its CPU affinity.
+		pid, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: pid"
+		}
+		switch arg(2) {
+		case "prlimit":
+			var cur unix.Rlimit
+			if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &cur); err != nil {
+				return result(err)
+			}
+			return result(unix.Prlimit(pid, unix.RLIMIT_NOFILE, &cur, nil))
+		case "setpriority":
+			prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+			if err != nil {
+				return result(err)
+			}
+			return result(unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio))
+		case "affinity":
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(pid, &set); err != nil {
+				return result(err)
+			}
+			return result(unix.SchedSetaffinity(pid, &set))
+		}
+		return "error: kind"
 	case "has-env":
 		if _, ok := os.LookupEnv(arg(1)); ok {
 			return "present"

@@ -100,22 +100,21 @@ static void forward(int sig, siginfo_t *si, void *uc) {
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 // sandbox_init is pid 1 of the sandbox, in C: it passes on the signals
-// stage 1 forwards through sigfd to the command (pid 2), reaps every
+// stage 1 forwards through sigfd to the command (pid 2), learns of exits
+// through the signalfd sfd, reaps every
 // process reparented to it, and exits with the command's status when the
 // command exits (128+N for a death by signal N), which ends the pid
 // namespace and kills whatever the command left behind. End of file on
 // sigfd means stage 1 is gone: so must the sandbox be. Signals the terminal
 // sends pid 1 are ignored by the kernel (an init without handlers).
-static void sandbox_init(int sigfd, pid_t cmd, const sigset_t *chld) {
-	int sfd = signalfd(-1, chld, SFD_CLOEXEC);
-	if (sfd < 0)
-		fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
+static void sandbox_init(int sigfd, int sfd, pid_t cmd) {
 	for (;;) {
 		struct pollfd fds[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			_exit(125);
+			kill(cmd, SIGKILL);
+			_exit(128 + SIGKILL); // unsigned: never a launcher failure once the command runs
 		}
 		if (fds[0].revents) {
 			unsigned char b;
@@ -127,8 +126,10 @@ static void sandbox_init(int sigfd, pid_t cmd, const sigset_t *chld) {
 		}
 		if (fds[1].revents) {
 			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof si) < 0 && errno != EAGAIN && errno != EINTR)
-				_exit(125);
+			if (read(sfd, &si, sizeof si) < 0 && errno != EAGAIN && errno != EINTR) {
+				kill(cmd, SIGKILL);
+				_exit(128 + SIGKILL);
+			}
 			int status;
 			pid_t pid;
 			while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -204,6 +205,13 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		sigaddset(&chld, SIGCHLD);
 		if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
 			fatal(sbx_ns_token, "block SIGCHLD: %s", strerror(errno));
+		// Everything pid 1 needs is made before pid 2 exists: once the
+		// command may run, pid 1 never prints a signed fatal line (the
+		// command could provoke one, say by lowering pid 1's limits, and an
+		// agent would take it for a launcher failure).
+		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
+		if (sfd < 0)
+			fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
 		pid_t cmd = fork();
 		if (cmd < 0)
 			fatal(sbx_ns_token, "fork the command's process: %s", strerror(errno));
@@ -211,6 +219,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			// pid 2: goes on into Go as stage 2, which builds the root,
 			// confines itself and execs the command in place.
 			close(p[0]);
+			close(sfd);
 			sigprocmask(SIG_UNBLOCK, &chld, NULL);
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 				fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
@@ -218,7 +227,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			sbx_ns_net = netns;
 			return; // into the Go runtime
 		}
-		sandbox_init(p[0], cmd, &chld);
+		sandbox_init(p[0], sfd, cmd);
 	}
 
 	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.

@@ -161,6 +161,29 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error
 			return err
 		}
 	}
+	// Calls that act on another process by pid, which Landlock does not
+	// scope: resource limits (prlimit64 can give the user's editor a
+	// one-byte file-size limit), priorities, CPU affinity, scheduling, I/O
+	// priority. Each is allowed only on the caller itself (pid or who 0,
+	// and for setpriority and ioprio_set only the single-process form).
+	for _, r := range []struct {
+		name string
+		arg  uint
+	}{
+		{"prlimit64", 0}, {"sched_setaffinity", 0}, {"sched_setscheduler", 0},
+		{"sched_setparam", 0}, {"sched_setattr", 0}, {"setpriority", 1}, {"ioprio_set", 1},
+	} {
+		if err := add(r.name, eperm, cond(r.arg, seccomp.CompareNotEqual, 0)); err != nil {
+			return err
+		}
+	}
+	const prioProcess, ioprioWhoProcess = 0, 1
+	if err := add("setpriority", eperm, cond(0, seccomp.CompareNotEqual, prioProcess)); err != nil {
+		return err
+	}
+	if err := add("ioprio_set", eperm, cond(0, seccomp.CompareNotEqual, ioprioWhoProcess)); err != nil {
+		return err
+	}
 	// New user namespaces (where capabilities come back) through unshare
 	// and clone; clone3 hides its flags in memory, so it answers ENOSYS and
 	// the C library falls back to clone.
