@@ -127,3 +127,30 @@ func TestGitDirCannotBeSwapped(t *testing.T) {
 		}
 	})
 }
+
+// TestHooksPathInsideTheWorktree: with core.hooksPath pointing into the
+// worktree (husky's .husky/_), those hooks are as protected as .git/hooks.
+func TestHooksPathInsideTheWorktree(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		if out, err := exec.Command("git", "-C", s.ws, "config", "core.hooksPath", ".husky/_").CombinedOutput(); err != nil {
+			t.Fatalf("git config: %v %s", err, out)
+		}
+		hooks := filepath.Join(s.ws, ".husky/_")
+		os.MkdirAll(hooks, 0o755)
+		w := s.wrap(s.policy(), "true")
+		found := false
+		for _, g := range w.Gaps {
+			found = found || strings.Contains(g.Reason, hooks)
+		}
+		if !s.traits().enforcesReadOnly {
+			if !found {
+				t.Errorf("no gap names the hooks path %s: %v", hooks, w.Gaps)
+			}
+			return
+		}
+		wantDenied(t, "plant a hook in core.hooksPath", s.tool(s.policy(), "write", filepath.Join(hooks, "pre-commit")))
+		wantAbsent(t, filepath.Join(hooks, "pre-commit"))
+		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, ".husky", "notes")))
+	})
+}

@@ -30,7 +30,9 @@ var (
 //     linked worktree's git dir (.git/worktrees/*);
 //   - a .git that is a file (a worktree or submodule checkout): the file
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
-//     git dir it names.
+//     git dir it names;
+//   - what a protected config points at: core.hooksPath (husky keeps hooks
+//     in the worktree) and the files of include.path and includeIf.*.path.
 //
 // git add and git commit keep working: objects, refs, the index and logs
 // stay writable. A writable root without a .git gets nothing: a repository
@@ -103,10 +105,12 @@ func gitProtected(fsys fileSystem, root string, roots []string) []string {
 		if gd := gitdirOf(fsys, root, dotgit, fi); gd != "" && underAny(gd, roots) {
 			out = append(out, surfaceOf(fsys, gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
+			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0)...)
 		}
 		return out
 	case fi.IsDir():
 		out := surfaceOf(fsys, dotgit)
+		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0)...)
 		budget := maxGitDirs
 		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
 		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
@@ -219,4 +223,76 @@ func underAny(p string, roots []string) bool {
 func within(p, root string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// configTargets returns what a protected git config points at that git
+// will execute or read as config: core.hooksPath (husky and the like keep
+// hooks inside the worktree, relative to its top) and the files of
+// include.path / includeIf.*.path (relative to the including file), followed
+// to a small depth. Protecting the config file alone would leave those
+// writable.
+func configTargets(fsys fileSystem, worktree, config string, depth int) []string {
+	if depth > 4 {
+		return nil
+	}
+	fi, err := fsys.Lstat(config)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return nil
+	}
+	b, err := fsys.ReadFile(config)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			section = strings.ToLower(name)
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key = strings.ToLower(strings.TrimSpace(key))
+		value = strings.Trim(strings.TrimSpace(value), `"`)
+		if value == "" || strings.IndexByte(value, 0) >= 0 {
+			continue
+		}
+		switch {
+		case section == "core" && key == "hookspath":
+			out = append(out, resolveGitPath(value, worktree))
+		case (section == "include" || section == "includeif") && key == "path":
+			inc := resolveGitPath(value, filepath.Dir(config))
+			out = append(out, inc)
+			out = append(out, configTargets(fsys, worktree, inc, depth+1)...)
+		}
+	}
+	return out
+}
+
+// resolveGitPath resolves a path from a git config: ~/ against the home
+// directory, a relative one against base.
+func resolveGitPath(v, base string) string {
+	if rest, ok := strings.CutPrefix(v, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	if filepath.IsAbs(v) {
+		return filepath.Clean(v)
+	}
+	return filepath.Join(base, v)
 }

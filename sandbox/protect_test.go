@@ -101,3 +101,19 @@ func TestProtectedPathsBounded(t *testing.T) {
 func itoa(i int) string {
 	return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
 }
+
+func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
+	repo := t.TempDir()
+	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
+	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n")
+	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
+	got := protectedPaths(osFS{}, []string{repo}, nil)
+	for _, want := range []string{".husky/_", "shared.gitconfig", "tools/hooks", "more.gitconfig"} {
+		if !contains(got, filepath.Join(repo, want)) {
+			t.Errorf("%s is not protected: %q", want, got)
+		}
+	}
+	if contains(got, "/elsewhere/conf") {
+		t.Errorf("a path outside every writable root was listed: %q", got)
+	}
+}
