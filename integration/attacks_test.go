@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -212,5 +213,42 @@ func TestNoNewUserNamespaces(t *testing.T) {
 	wantOK(t, "control: unshare(CLONE_NEWUSER) works outside", hostTool(t, "unshare-user"))
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		wantDenied(t, "unshare(CLONE_NEWUSER) inside", s.tool(s.policy(), "unshare-user"), "EPERM", "EACCES", "EINVAL")
+	})
+}
+
+// TestProcPathsDoNotEscape: /proc's magic links lead nowhere the policy
+// does not allow: the root and cwd links of the command itself, and the
+// cwd, root and open files of the consumer that spawned it.
+func TestProcPathsDoNotEscape(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		victim := filepath.Join(s.base, "victim")
+		write(t, victim, "original\n")
+		f, err := os.OpenFile(victim, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		consumer := strconv.Itoa(os.Getpid())
+		targets := map[string]string{
+			"own root":            "/proc/self/root" + victim,
+			"own cwd, dot-dot":    "/proc/self/cwd/../victim",
+			"dot-dot from ws":     s.ws + "/../victim",
+			"consumer's root":     "/proc/" + consumer + "/root" + victim,
+			"consumer's open fd":  "/proc/" + consumer + "/fd/" + strconv.Itoa(int(f.Fd())),
+			"consumer's cwd file": "/proc/" + consumer + "/cwd/victim",
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chdir(s.base) // the consumer's cwd, outside the workspace
+		defer os.Chdir(wd)
+		for what, p := range targets {
+			wantDenied(t, "write through "+what, s.tool(s.policy(), "append", p), "EACCES", "EROFS", "ENOENT", "EPERM")
+		}
+		wantContent(t, victim, "original\n")
+		// Control: the same links to a file inside the workspace work.
+		write(t, filepath.Join(s.ws, "mine"), "")
+		wantOK(t, "control: own cwd link to a workspace file", s.tool(s.policy(), "append", "/proc/self/cwd/mine"))
 	})
 }
