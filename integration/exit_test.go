@@ -3,11 +3,13 @@
 package integration
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
@@ -125,4 +127,50 @@ func TestInvalidPolicyChangesNothing(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMalformedLauncherArgumentsNeverRunTheCommand mutates a real wrap's
+// argv at random (seeded): whenever the result does not decode, the
+// launcher must refuse with its signed fatal line and exit 125, and the
+// command must not have run.
+func TestMalformedLauncherArgumentsNeverRunTheCommand(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		marker := filepath.Join(s.ws, "ran")
+		rng := rand.New(rand.NewPCG(1, uint64(len(s.runner))))
+		tried := 0
+		for i := 0; tried < 30 && i < 500; i++ {
+			w := s.wrap(s.policy(), self(t), toolArg, "write", marker)
+			args := mutate(rng, w.Args)
+			if _, err := vocab.Decode(args[1:]); err == nil {
+				continue // still well formed: not what this test is about
+			}
+			tried++
+			w.Args = args
+			r := s.spawn(w, nil)
+			if r.code != 125 || w.Classify(r.code, []byte(r.stderr)).Kind != sandbox.OutcomeRunnerFailure {
+				t.Errorf("args %q: exit %d stderr %q, want a runner failure", args, r.code, r.stderr)
+			}
+			wantAbsent(t, marker)
+		}
+		if tried < 30 {
+			t.Fatalf("only %d malformed mutations in 500 tries", tried)
+		}
+	})
+}
+
+// mutate changes one element of argv (never argv[0], which names the
+// launcher): drops it, duplicates it, or replaces it with a hostile value.
+func mutate(rng *rand.Rand, argv []string) []string {
+	out := append([]string(nil), argv...)
+	i := 1 + rng.IntN(len(out)-1)
+	hostile := []string{"", "-w", "--", "relative", "/a/../b", "-net", "bogus", "sandbox-local/1", "\x01", strings.Repeat("x", 5000)}
+	switch rng.IntN(3) {
+	case 0:
+		return append(out[:i], out[i+1:]...)
+	case 1:
+		return append(out[:i+1], out[i:]...)
+	default:
+		out[i] = hostile[rng.IntN(len(hostile))]
+		return out
+	}
 }
