@@ -2,12 +2,13 @@ package sandbox
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/privdir"
 )
 
 // Private temp dirs live in one parent per user, <TMPDIR>/sandbox-local-<uid>,
@@ -24,15 +25,8 @@ var sweepOnce sync.Once
 // others: on a shared /tmp another user could have planted it.
 func tempParent() (string, error) {
 	parent := filepath.Join(os.TempDir(), "sandbox-local-"+strconv.Itoa(os.Getuid()))
-	if err := os.Mkdir(parent, 0o700); err != nil && !os.IsExist(err) {
-		return "", fmt.Errorf("create %s: %w", parent, err)
-	}
-	fi, err := os.Lstat(parent)
-	if err != nil {
-		return "", fmt.Errorf("stat %s: %w", parent, err)
-	}
-	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
-		return "", fmt.Errorf("%s is not a private directory of this user (mode %v): refusing to use it", parent, fi.Mode())
+	if err := privdir.Ensure(parent); err != nil {
+		return "", err
 	}
 	return parent, nil
 }

@@ -1,13 +1,10 @@
 package sandbox
 
 import (
-	"io/fs"
 	"os"
 )
 
-// On Windows the winacl runner makes its own private temp dirs; these are
-// only used by the shared code path.
-func ownedByMe(fs.FileInfo) bool { return true }
+// On Windows the winacl runner makes its own private temp dirs.
 
 func processAlive(pid int) bool {
 	p, err := os.FindProcess(pid)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bo-agent/sandbox-local/internal/privdir"
 )
 
 // The runner verdict cache. A provider probes every candidate once per
@@ -42,15 +44,8 @@ func cacheDir() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(base, "sandbox-local")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := privdir.Ensure(dir); err != nil {
 		return "", err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
-		return "", fmt.Errorf("%s is not a private directory of this user", dir)
 	}
 	return dir, nil
 }

@@ -4,15 +4,9 @@ package main
 
 import (
 	"io"
-	"io/fs"
 	"os"
 	"syscall"
 )
-
-func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
-}
 
 // readNoFollow reads a small regular file without following a final symlink.
 func readNoFollow(p string) ([]byte, error) {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"io"
-	"io/fs"
 	"os"
 )
 
 // On Windows there is one candidate and nothing is probed; the cache is
 // never consulted there. These keep the file compiling.
-func ownedByMe(fs.FileInfo) bool { return false }
-
 func readNoFollow(p string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {

@@ -1,0 +1,7 @@
+//go:build !unix && !windows
+
+package privdir
+
+import "io/fs"
+
+func ownedByMe(fs.FileInfo) bool { return false }
