@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,5 +153,28 @@ func TestHooksPathInsideTheWorktree(t *testing.T) {
 		wantDenied(t, "plant a hook in core.hooksPath", s.tool(s.policy(), "write", filepath.Join(hooks, "pre-commit")))
 		wantAbsent(t, filepath.Join(hooks, "pre-commit"))
 		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, ".husky", "notes")))
+	})
+}
+
+// TestDeeplyNestedSubmoduleGitDir: a protected path far below its root
+// (many directories to pin) is enforced like any other.
+func TestDeeplyNestedSubmoduleGitDir(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		deep := filepath.Join(s.ws, ".git", "modules")
+		for i := range 20 {
+			deep = filepath.Join(deep, "m"+strconv.Itoa(i))
+		}
+		write(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(deep, "config"), "[core]\n")
+		os.MkdirAll(filepath.Join(deep, "hooks"), 0o755)
+		r := s.run(s.policy(), "/bin/sh", "-c", "echo ok")
+		if r.code != 0 || r.stdout != "ok\n" {
+			t.Fatalf("command under a deep protected path: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+		if s.traits().enforcesReadOnly {
+			wantDenied(t, "plant a hook in a deep submodule", s.tool(s.policy(), "write", filepath.Join(deep, "hooks", "pre-commit")))
+			wantAbsent(t, filepath.Join(deep, "hooks", "pre-commit"))
+		}
 	})
 }

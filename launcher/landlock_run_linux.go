@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -62,7 +63,7 @@ func confineLandlock(spec vocab.Spec) error {
 	if err != nil {
 		return err
 	}
-	filter, err := seccompFilter(spec, seccompLandlock)
+	filter, err := seccompfilter.Build(spec, seccompfilter.Landlock)
 	if err != nil {
 		unix.Close(fd)
 		return err

@@ -41,10 +41,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-// Read by stage 2 (ns_stage2_linux.go) through cgo.
-int sbx_ns_stage = 0;  // 2 in the child that goes on into Go as stage 2
-int sbx_ns_net = 0;    // 1 when a new network namespace was made
-char sbx_ns_token[33]; // stage 2: the wrap's token, moved out of the environment
+#include "ns_linux.h"
+
+char sbx_ns_token[33];
 
 static int sigpipe_w = -1;
 
@@ -57,7 +56,7 @@ static int valid_token(const char *t) {
 	return 1;
 }
 
-static void fatal(const char *token, const char *fmt, ...) {
+void sbx_fatal(const char *token, const char *fmt, ...) {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
@@ -165,34 +164,34 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	if (unshare(CLONE_NEWUSER) < 0)
-		fatal(token, "unshare user namespace: %s (user namespaces refused here)", strerror(errno));
+		sbx_fatal(token, "unshare user namespace: %s (user namespaces refused here)", strerror(errno));
 	char map[64];
 	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		fatal(token, "write /proc/self/setgroups: %s", strerror(errno));
+		sbx_fatal(token, "write /proc/self/setgroups: %s", strerror(errno));
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
 	if (write_file("/proc/self/uid_map", map) < 0)
-		fatal(token, "write uid_map: %s", strerror(errno));
+		sbx_fatal(token, "write uid_map: %s", strerror(errno));
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 	if (write_file("/proc/self/gid_map", map) < 0)
-		fatal(token, "write gid_map: %s", strerror(errno));
+		sbx_fatal(token, "write gid_map: %s", strerror(errno));
 
 	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 	if (netns)
 		flags |= CLONE_NEWNET;
 	if (unshare(flags) < 0)
-		fatal(token, "unshare mount/pid/ipc/uts%s namespaces: %s", netns ? "/net" : "", strerror(errno));
+		sbx_fatal(token, "unshare mount/pid/ipc/uts%s namespaces: %s", netns ? "/net" : "", strerror(errno));
 
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
-		fatal(token, "pipe: %s", strerror(errno));
+		sbx_fatal(token, "pipe: %s", strerror(errno));
 	pid_t child = fork();
 	if (child < 0)
-		fatal(token, "fork into the new pid namespace: %s", strerror(errno));
+		sbx_fatal(token, "fork into the new pid namespace: %s", strerror(errno));
 	if (child == 0) {
 		// pid 1 of the new pid namespace.
 		close(p[1]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-			fatal(token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+			sbx_fatal(token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
 		// The token moves to a global, and its bytes in the environment
 		// (the memory /proc/PID/environ shows) become zeros; stage 2 unsets
 		// the variable before it execs the command.
@@ -204,17 +203,17 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		sigemptyset(&chld);
 		sigaddset(&chld, SIGCHLD);
 		if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
-			fatal(sbx_ns_token, "block SIGCHLD: %s", strerror(errno));
+			sbx_fatal(sbx_ns_token, "block SIGCHLD: %s", strerror(errno));
 		// Everything pid 1 needs is made before pid 2 exists: once the
 		// command may run, pid 1 never prints a signed fatal line (the
 		// command could provoke one, say by lowering pid 1's limits, and an
 		// agent would take it for a launcher failure).
 		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 		if (sfd < 0)
-			fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
+			sbx_fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
 		pid_t cmd = fork();
 		if (cmd < 0)
-			fatal(sbx_ns_token, "fork the command's process: %s", strerror(errno));
+			sbx_fatal(sbx_ns_token, "fork the command's process: %s", strerror(errno));
 		if (cmd == 0) {
 			// pid 2: goes on into Go as stage 2, which builds the root,
 			// confines itself and execs the command in place.
@@ -222,10 +221,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			close(sfd);
 			sigprocmask(SIG_UNBLOCK, &chld, NULL);
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-				fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-			sbx_ns_stage = 2;
-			sbx_ns_net = netns;
-			return; // into the Go runtime
+				sbx_fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+			sbx_ns_stage2(argc, argv);
 		}
 		sandbox_init(p[0], sfd, cmd);
 	}
@@ -246,7 +243,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	int status;
 	while (waitpid(child, &status, 0) < 0) {
 		if (errno != EINTR)
-			fatal(token, "wait for the sandbox: %s", strerror(errno));
+			sbx_fatal(token, "wait for the sandbox: %s", strerror(errno));
 	}
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));

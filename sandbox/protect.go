@@ -141,10 +141,13 @@ func surfaceOf(fsys fileSystem, gitdir string) []string {
 }
 
 // nestedGitDirs walks .git/modules: every directory holding a HEAD file is a
-// submodule's git dir (submodules nest, so the walk goes on below it).
+// submodule's git dir (submodules nest, so the walk goes on below it). Where
+// the walk stops short (too deep, or too many git dirs), the directory it
+// did not look into is protected whole: fail closed, at the price of
+// writes to those submodules.
 func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string {
 	if depth > 16 || *budget <= 0 {
-		return nil
+		return []string{dir}
 	}
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -152,10 +155,14 @@ func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || *budget <= 0 {
+		if !e.IsDir() {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
+		if *budget <= 0 {
+			out = append(out, sub)
+			continue
+		}
 		if fi, err := fsys.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			*budget--
 			out = append(out, surfaceOf(fsys, sub)...)

@@ -90,11 +90,38 @@ func TestProtectedPaths(t *testing.T) {
 func TestProtectedPathsBounded(t *testing.T) {
 	repo := t.TempDir()
 	for i := 0; i < maxGitDirs+50; i++ {
-		mkfile(t, filepath.Join(repo, ".git/modules", "m"+string(rune('a'+i%26))+filepath.Base(t.Name())+itoa(i), "HEAD"), "x")
+		mkfile(t, filepath.Join(repo, ".git/modules", "m"+itoa(i), "HEAD"), "x")
 	}
 	got := protectedPaths(osFS{}, []string{repo}, nil)
-	if max := (maxGitDirs + 1) * len(gitSurface); len(got) > max {
+	// Past the budget, the git dirs not looked into are protected whole.
+	whole := 0
+	for _, p := range got {
+		if filepath.Dir(p) == filepath.Join(repo, ".git/modules") {
+			whole++
+		}
+	}
+	if whole != 50 {
+		t.Fatalf("%d submodule git dirs protected whole, want the 50 past the budget", whole)
+	}
+	if max := (maxGitDirs+1)*len(gitSurface) + 50; len(got) > max {
 		t.Fatalf("%d protected paths, want at most %d", len(got), max)
+	}
+}
+
+func TestProtectedPathsTooDeep(t *testing.T) {
+	repo := t.TempDir()
+	deep := filepath.Join(repo, ".git/modules")
+	for i := range 20 {
+		deep = filepath.Join(deep, "d"+itoa(i))
+	}
+	mkfile(t, filepath.Join(deep, "HEAD"), "x")
+	got := protectedPaths(osFS{}, []string{repo}, nil)
+	covered := false
+	for _, p := range got {
+		covered = covered || within(filepath.Join(deep, "hooks"), p)
+	}
+	if !covered {
+		t.Fatalf("a git dir past the depth limit is not covered: %q", got)
 	}
 }
 

@@ -99,6 +99,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		}
 	}
 	w.Env = withTempDir(r.env, w.TempDir, w.tempVars)
+	for _, kv := range w.launchEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		w.Env = append(dropVar(w.Env, name), kv)
+	}
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
 		// removes it before the command starts.

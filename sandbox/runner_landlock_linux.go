@@ -45,12 +45,13 @@ const probeTimeout = 10 * time.Second
 // next to it. Anything else, including a consumer whose main does not
 // start with launcher.Init, fails the probe.
 func (l landlockRunner) probe(ctx context.Context) error {
-	return probeLauncher(ctx, vocab.LandlockRun, nil)
+	return probeLauncher(ctx, vocab.LandlockRun, nil, nil)
 }
 
 // probeLauncher runs launcher name in probe mode with one writable
-// directory (and the read-only subpaths readOnly makes in it, if any).
-func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error)) error {
+// directory (and the read-only subpaths readOnly makes in it, if any),
+// with the launcher environment env adds for the spec, if any.
+func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), env func(vocab.Spec) ([]string, error)) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return err
@@ -77,15 +78,22 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 	if err != nil {
 		return err
 	}
-	args, err := vocab.Encode(name, vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true})
+	spec := vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true}
+	args, err := vocab.Encode(name, spec)
 	if err != nil {
 		return err
+	}
+	var extra []string
+	if env != nil {
+		if extra, err = env(spec); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = args
-	cmd.Env = append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token)
+	cmd.Env = append(append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token), extra...)
 	cmd.Dir = allowed
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

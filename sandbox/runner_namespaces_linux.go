@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // namespacesRunner confines with new user, mount, pid, ipc, uts and (network
-// deny) net namespaces, in-process: the ns-run launcher of package launcher
-// (stage 1 in C before the Go runtime, stage 2 in Go). It is the Linux
-// runner that can keep .git read-only inside the workspace.
+// deny) net namespaces, in the re-executed binary: the ns-run launcher of
+// package launcher, all of it C that runs before (and instead of) the Go
+// runtime. It is the Linux runner that can keep .git read-only inside the
+// workspace.
 type namespacesRunner struct{}
 
 func (namespacesRunner) name() string { return "namespaces" }
@@ -39,7 +41,18 @@ func (n namespacesRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.NsRun, func(allowed string) ([]string, error) {
 		ro := filepath.Join(allowed, "read-only")
 		return []string{ro}, os.Mkdir(ro, 0o700)
-	})
+	}, seccompEnv)
+}
+
+// seccompEnv is the launcher environment the namespaces runner adds: its
+// set-up stage is C, so the provider compiles the seccomp filter (defined
+// once, in package seccompfilter) and passes the program.
+func seccompEnv(spec vocab.Spec) ([]string, error) {
+	bpf, err := seccompfilter.BPF(spec, seccompfilter.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	return []string{vocab.SeccompEnv + "=" + bpf}, nil
 }
 
 func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
@@ -51,7 +64,11 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	if err != nil {
 		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
-	w.Path, w.Args = exe, args
+	env, err := seccompEnv(spec)
+	if err != nil {
+		return unavailable(n.name(), "cannot compile the seccomp filter", err)
+	}
+	w.Path, w.Args, w.launchEnv = exe, args, env
 	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, os.Lstat))
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{

@@ -59,6 +59,7 @@ type Wrapped struct {
 	cleanupErr  error
 	cleanup     func() error
 	tempVars    []string // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	launchEnv   []string // variables only the launcher reads (and removes): the namespaces seccomp program
 }
 
 // Command returns an *exec.Cmd that runs the wrapped command; ctx kills it.

@@ -48,6 +48,12 @@ const Version = "sandbox-local/2"
 // the launcher.
 const TokenEnv = "SANDBOX_LOCAL_WRAP_TOKEN"
 
+// SeccompEnv carries the namespaces launcher's seccomp program (compiled
+// by the provider from package seccompfilter, in hex): its set-up stage is
+// C, and the filter is defined once, in Go. The launcher removes it before
+// the command starts.
+const SeccompEnv = "SANDBOX_LOCAL_SECCOMP"
+
 // Launcher names: argv[0] of the re-executed binary, dispatched by reexec.
 const (
 	LandlockRun = "landlock-run"

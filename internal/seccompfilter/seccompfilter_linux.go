@@ -1,19 +1,28 @@
-package launcher
+// Package seccompfilter is the one definition of the launchers' seccomp
+// filters. The landlock launcher builds and loads its filter in-process
+// (Build); the namespaces launcher's stage 2 is C, so the provider compiles
+// that filter (BPF) and hands the program to it in vocab.SeccompEnv.
+package seccompfilter
 
 import (
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
 
-// seccompProfile selects the runner's variant of the filter.
-type seccompProfile int
+// Profile selects the runner's variant of the filter.
+type Profile int
 
 const (
-	seccompLandlock seccompProfile = iota
-	seccompNamespaces
+	// Landlock is the landlock runner's filter.
+	Landlock Profile = iota
+	// Namespaces is the namespaces runner's filter.
+	Namespaces
 )
 
 // ipFamilies are the socket families the namespaces runner allows under
@@ -60,7 +69,7 @@ var namespaceDenied = []string{
 	"syslog", "acct", "quotactl", "userfaultfd", "iopl", "ioperm",
 }
 
-// seccompFilter builds the launcher's filter: everything is allowed except
+// Build builds the launcher's filter: everything is allowed except
 //
 //   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
 //     the controlling terminal, which runs them after the sandbox exits);
@@ -81,7 +90,7 @@ var namespaceDenied = []string{
 // Only the native architecture is allowed: a syscall through another table
 // (int 0x80, x32) kills the process, so the 32-bit socketcall(2) cannot be
 // used to go around the rules.
-func seccompFilter(s vocab.Spec, profile seccompProfile) (*seccomp.ScmpFilter, error) {
+func Build(s vocab.Spec, profile Profile) (*seccomp.ScmpFilter, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -100,7 +109,7 @@ var (
 )
 
 // addRules fills f; see seccompFilter for what and why.
-func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error {
+func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile Profile) error {
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
 		return fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
@@ -144,7 +153,7 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error
 				return err
 			}
 		}
-		if profile == seccompNamespaces {
+		if profile == Namespaces {
 			// The network namespace holds IP (and netlink) in: it has only
 			// its own loopback. Every other family is refused: UNIX sockets
 			// reach the host's daemons through the file system, vsock and
@@ -194,4 +203,33 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile seccompProfile) error
 		}
 	}
 	return add("clone3", enosys)
+}
+
+// BPF returns the compiled program of the filter for s, in hex: what the
+// namespaces launcher loads with seccomp(2).
+func BPF(s vocab.Spec, profile Profile) (string, error) {
+	f, err := Build(s, profile)
+	if err != nil {
+		return "", err
+	}
+	defer f.Release()
+	// seccomp_export_bpf_mem needs libseccomp 2.6; the file form works on
+	// 2.5 (Debian bookworm), so export into a memfd and read it back.
+	fd, err := unix.MemfdCreate("sandbox-local-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", fmt.Errorf("seccomp: export: %w", err)
+	}
+	mf := os.NewFile(uintptr(fd), "seccomp-bpf")
+	defer mf.Close()
+	if err := f.ExportBPF(mf); err != nil {
+		return "", fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := mf.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("seccomp: export: %w", err)
+	}
+	b, err := io.ReadAll(mf)
+	if err != nil {
+		return "", fmt.Errorf("seccomp: export: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }

@@ -1,0 +1,87 @@
+//go:build linux
+
+package launcher
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+// The C stage of ns-run decodes the vocabulary itself (no Go runs there);
+// these hold its decoder to the one definition in internal/vocab.
+
+const tok = "0123456789abcdef0123456789abcdef"
+
+func TestCDecoderAgreesWithVocab(t *testing.T) {
+	specs := []vocab.Spec{
+		{Token: tok, Argv: []string{"true"}},
+		{Token: tok, Writable: []string{"/ws", "/other"}, TempDir: "/tmp/x", ReadOnly: []string{"/ws/.git/hooks"},
+			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", AllowNetwork: true, RequireFull: true, Argv: []string{"sh", "-c", "echo -w -- -net"}},
+		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
+		{Token: tok, Argv: []string{"--", "-probe", ""}},
+		{Token: tok, Writable: []string{"/"}, Argv: []string{"x"}},
+	}
+	for i, s := range specs {
+		args, err := vocab.Encode(vocab.NsRun, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := vocab.Decode(args[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cDecode(args[1:])
+		if err != nil {
+			t.Fatalf("case %d: the C decoder refused %q: %v", i, args, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("case %d:\n C %#v\nGo %#v", i, got, want)
+		}
+	}
+}
+
+func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
+	v := vocab.Version
+	cases := [][]string{
+		{}, {"sandbox-local/1", "-net", "deny", "--", "true"}, {v, "-net", "deny", "true"}, {v, "--", "true"},
+		{v, "-net", "maybe", "--", "true"}, {v, "-net", "deny", "-net", "allow", "--", "true"},
+		{v, "-x", "-net", "deny", "--", "true"}, {v, "-net"}, {v, "-w", "ws", "-net", "deny", "--", "true"},
+		{v, "-w", "/ws/../etc", "-net", "deny", "--", "true"}, {v, "-w", "/ws/", "-net", "deny", "--", "true"},
+		{v, "-w", "/ws//x", "-net", "deny", "--", "true"}, {v, "-w", "/ws/.", "-net", "deny", "--", "true"},
+		{v, "-d", "", "-net", "deny", "--", "true"}, {v, "-net", "deny", "--"},
+		{v, "-net", "deny", "-probe", "--", "true"}, {v, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
+		{v, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
+	}
+	for _, args := range cases {
+		_, goErr := vocab.Decode(args)
+		_, cErr := cDecode(args)
+		if goErr == nil || cErr == nil {
+			t.Errorf("%q: Go %v, C %v; want both to refuse", args, goErr, cErr)
+		}
+	}
+}
+
+// FuzzCDecoder: on any argv the two decoders agree on accept or refuse,
+// and on what they accept.
+func FuzzCDecoder(f *testing.F) {
+	seed, _ := vocab.Encode(vocab.NsRun, vocab.Spec{Token: tok, Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/s"}, Dir: "/ws", Argv: []string{"true"}})
+	f.Add(strings.Join(seed[1:], "\x1f"))
+	f.Add(vocab.Version + "\x1f-net\x1fallow\x1f-probe\x1f-w\x1f/a\x1f--")
+	f.Fuzz(func(t *testing.T, joined string) {
+		if strings.IndexByte(joined, 0) >= 0 {
+			return // a C string cannot hold NUL, nor can argv
+		}
+		args := strings.Split(joined, "\x1f")
+		want, goErr := vocab.Decode(args)
+		got, cErr := cDecode(args)
+		if (goErr == nil) != (cErr == nil) {
+			t.Fatalf("%q: Go %v, C %v", args, goErr, cErr)
+		}
+		if goErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n C %#v\nGo %#v", args, got, want)
+		}
+	})
+}

@@ -1,0 +1,31 @@
+// Shared by the C stages of ns-run (ns_stage1_linux.c, ns_stage2_linux.c).
+#ifndef SBX_NS_LINUX_H
+#define SBX_NS_LINUX_H
+
+#include <stddef.h>
+
+// spec is a decoded launcher argv (see internal/vocab); cmd is
+// NULL-terminated (it ends where argv does).
+struct spec {
+	char **writable, **ro, **deny, **cmd;
+	int nwritable, nro, ndeny, ncmd;
+	char *tempdir, *dir;
+	int allow_net, require_full, probe;
+};
+
+// sbx_decode parses args (argv without argv[0]) into s; on failure it
+// returns -1 with the reason in err.
+int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen);
+
+// sbx_fatal prints the launcher's one fatal line, signed with token when it
+// is valid, and exits 125. The command has not run.
+void sbx_fatal(const char *token, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+// sbx_ns_token is the wrap's token, moved out of the environment.
+extern char sbx_ns_token[33];
+
+// sbx_ns_stage2 is stage 2, run as pid 2: build the root, confine, exec the
+// command. It never returns.
+void sbx_ns_stage2(int argc, char **argv) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,597 @@
+// Stage 2 of the ns-run launcher: pid 2 of the sandbox, in C, before (and
+// instead of) the Go runtime. It
+//
+//   1. decodes the launcher vocabulary (internal/vocab: the Go definition;
+//      ns_decode_test.go checks this decoder against it);
+//   2. plans the mounts while the host's tree is still in view;
+//   3. builds the new root and pivots into it:
+//        - the host's tree bound recursively, made private, and read-only,
+//          nosuid, nodev in one mount_setattr(AT_RECURSIVE);
+//        - a private /tmp: an overlay of the host's /tmp with a tmpfs on top;
+//        - a minimal /dev (null, zero, full, random, urandom, tty, a new
+//          devpts, a private /dev/shm), a fresh read-only /proc (the uid map
+//          keeps the caller's ids, and global uid 0 may write /proc/sys by
+//          mode bits alone);
+//        - the layers, shallowest first: writable binds of the writable
+//          roots and the temp dir; pins (a directory bound onto itself, so
+//          it cannot be renamed) between a writable root and a read-only
+//          subpath; read-only binds of the read-only subpaths; empty
+//          read-only mounts over the deny-read paths;
+//   4. brings up loopback in the new network namespace;
+//   5. empties every capability set, marks descriptors close-on-exec, sets
+//      no_new_privs and loads the seccomp filter the provider compiled
+//      (SANDBOX_LOCAL_SECCOMP: the filter is defined once, in Go);
+//   6. execs the command in place (127 / 126 when it cannot, like env(1)).
+//
+// Every failure before exec is sbx_fatal: one signed line, exit 125.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns_linux.h"
+
+#define VERSION "sandbox-local/2"
+#define MAX_ARGS (1 << 16)
+
+
+// ---- 1. the vocabulary ----
+
+// clean_abs reports whether p is absolute, clean (what Go's path.Clean
+// leaves unchanged) and not empty.
+static int clean_abs(const char *p) {
+	size_t n = strlen(p);
+	if (n == 0 || p[0] != '/')
+		return 0;
+	if (n == 1)
+		return 1;
+	if (p[n - 1] == '/')
+		return 0;
+	for (const char *s = p; *s; s++) {
+		if (*s != '/')
+			continue;
+		const char *e = s + 1;
+		if (*e == '/')
+			return 0;
+		if (e[0] == '.' && (e[1] == '/' || e[1] == 0))
+			return 0;
+		if (e[0] == '.' && e[1] == '.' && (e[2] == '/' || e[2] == 0))
+			return 0;
+	}
+	return 1;
+}
+
+int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) {
+	memset(s, 0, sizeof *s);
+	if (argc > MAX_ARGS)
+		return snprintf(err, errlen, "%d arguments, at most %d", argc, MAX_ARGS), -1;
+	if (argc < 1)
+		return snprintf(err, errlen, "no contract version"), -1;
+	if (strcmp(args[0], VERSION) != 0)
+		return snprintf(err, errlen, "contract version \"%.120s\", this launcher speaks \"%s\"", args[0], VERSION), -1;
+	s->writable = calloc(argc, sizeof(char *));
+	s->ro = calloc(argc, sizeof(char *));
+	s->deny = calloc(argc, sizeof(char *));
+	if (!s->writable || !s->ro || !s->deny)
+		return snprintf(err, errlen, "out of memory"), -1;
+	int i = 1, dashes = 0, net = 0;
+	while (i < argc) {
+		const char *opt = args[i++];
+		if (strcmp(opt, "--") == 0) {
+			dashes = 1;
+			break;
+		}
+		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-d") ||
+		            !strcmp(opt, "-C") || !strcmp(opt, "-net");
+		char *val = NULL;
+		if (takes) {
+			if (i >= argc)
+				return snprintf(err, errlen, "option %s needs a value", opt), -1;
+			val = args[i++];
+		}
+		const char *what = NULL;
+		if (!strcmp(opt, "-w")) {
+			s->writable[s->nwritable++] = val, what = "writable root";
+		} else if (!strcmp(opt, "-t")) {
+			if (s->tempdir)
+				return snprintf(err, errlen, "-t given twice"), -1;
+			s->tempdir = val, what = "temp dir";
+		} else if (!strcmp(opt, "-r")) {
+			s->ro[s->nro++] = val, what = "read-only subpath";
+		} else if (!strcmp(opt, "-d")) {
+			s->deny[s->ndeny++] = val, what = "deny-read path";
+		} else if (!strcmp(opt, "-C")) {
+			if (s->dir)
+				return snprintf(err, errlen, "-C given twice"), -1;
+			s->dir = val, what = "working directory";
+		} else if (!strcmp(opt, "-net")) {
+			if (net)
+				return snprintf(err, errlen, "-net given twice"), -1;
+			net = 1;
+			if (!strcmp(val, "allow"))
+				s->allow_net = 1;
+			else if (strcmp(val, "deny") != 0)
+				return snprintf(err, errlen, "-net \"%.120s\": want deny or allow", val), -1;
+		} else if (!strcmp(opt, "-full")) {
+			s->require_full = 1;
+		} else if (!strcmp(opt, "-probe")) {
+			s->probe = 1;
+		} else {
+			return snprintf(err, errlen, "unknown option \"%.120s\"", opt), -1;
+		}
+		if (what && !clean_abs(val))
+			return snprintf(err, errlen, "%s: path \"%.120s\" is not absolute and clean", what, val), -1;
+	}
+	if (!dashes)
+		return snprintf(err, errlen, "missing --"), -1;
+	if (!net)
+		return snprintf(err, errlen, "missing -net"), -1;
+	s->cmd = args + i;
+	s->ncmd = argc - i;
+	if (s->probe && s->ncmd)
+		return snprintf(err, errlen, "probe mode takes no command"), -1;
+	if (!s->probe && !s->ncmd)
+		return snprintf(err, errlen, "no command"), -1;
+	return 0;
+}
+
+// ---- 2. the plan ----
+
+enum { LAYER_WRITABLE, LAYER_PIN, LAYER_RO, LAYER_DENY };
+
+struct layer {
+	int kind, isdir;
+	char *path;
+};
+
+static struct layer *layers;
+static int nlayers, caplayers;
+
+static int within(const char *p, const char *root) {
+	size_t n = strlen(root);
+	if (!strcmp(root, "/"))
+		return 1;
+	return !strncmp(p, root, n) && (p[n] == 0 || p[n] == '/');
+}
+
+static void add_layer(int kind, const char *path, int isdir) {
+	for (int i = 0; i < nlayers; i++)
+		if (layers[i].kind == kind && !strcmp(layers[i].path, path))
+			return;
+	if (nlayers == caplayers) {
+		caplayers = caplayers ? 2 * caplayers : 64;
+		layers = realloc(layers, caplayers * sizeof *layers);
+	}
+	char *copy = strdup(path);
+	if (!layers || !copy)
+		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
+	layers[nlayers++] = (struct layer){kind, isdir, copy};
+}
+
+static int depth(const char *p) {
+	int d = 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+static int layer_cmp(const void *a, const void *b) {
+	const struct layer *x = a, *y = b;
+	int dx = depth(x->path), dy = depth(y->path);
+	return dx != dy ? dx - dy : x->kind - y->kind;
+}
+
+// deepest_root returns the deepest writable root (or the temp dir) holding p.
+static const char *deepest_root(const struct spec *s, const char *p) {
+	const char *best = NULL;
+	for (int i = 0; i <= s->nwritable; i++) {
+		const char *r = i < s->nwritable ? s->writable[i] : s->tempdir;
+		if (r && within(p, r) && (!best || strlen(r) > strlen(best)))
+			best = r;
+	}
+	return best;
+}
+
+// real_parent resolves the parent directory of p, keeping its last element.
+static char *real_parent(const char *p) {
+	char *copy = strdup(p);
+	char *slash = strrchr(copy, '/');
+	const char *base = slash + 1;
+	*slash = 0;
+	char *dir = realpath(*copy ? copy : "/", NULL);
+	if (!dir) {
+		free(copy);
+		return NULL;
+	}
+	char *out;
+	if (asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "", base) < 0)
+		out = NULL;
+	free(dir);
+	free(copy);
+	return out;
+}
+
+static void plan(const struct spec *s) {
+	struct stat st;
+	for (int i = 0; i <= s->nwritable; i++) {
+		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
+		if (!w)
+			continue;
+		if (stat(w, &st) < 0 || !S_ISDIR(st.st_mode))
+			sbx_fatal(sbx_ns_token, "plan the mounts: writable root %s is not a directory", w);
+		add_layer(LAYER_WRITABLE, w, 1);
+	}
+	for (int i = 0; i < s->nro; i++) {
+		char *real = real_parent(s->ro[i]);
+		if (!real || lstat(real, &st) < 0) {
+			free(real);
+			continue; // nothing there (the provider reported it)
+		}
+		if (S_ISLNK(st.st_mode)) {
+			// Protect what the link points to (that only narrows); the
+			// link itself cannot be covered (the provider reported it).
+			char *target = realpath(real, NULL);
+			free(real);
+			if (!target || !deepest_root(s, target) || stat(target, &st) < 0) {
+				free(target);
+				continue;
+			}
+			real = target;
+		}
+		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+			add_layer(LAYER_RO, real, S_ISDIR(st.st_mode));
+			const char *root = deepest_root(s, real);
+			if (root) {
+				// Pin every directory strictly between the root and the path.
+				char *d = strdup(real);
+				for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
+					*slash = 0;
+					if (!within(d, root) || !strcmp(d, root))
+						break;
+					add_layer(LAYER_PIN, d, 1);
+				}
+				free(d);
+			}
+		}
+		free(real);
+	}
+	for (int i = 0; i < s->ndeny; i++) {
+		char *real = realpath(s->deny[i], NULL);
+		if (!real || stat(real, &st) < 0) {
+			free(real);
+			continue;
+		}
+		add_layer(LAYER_DENY, real, S_ISDIR(st.st_mode));
+		free(real);
+	}
+	qsort(layers, nlayers, sizeof *layers, layer_cmp);
+}
+
+// ---- 3. the root ----
+
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+struct sbx_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+#define ATTR_RDONLY 0x1
+#define ATTR_NOSUID 0x2
+#define ATTR_NODEV 0x4
+#define SBX_AT_RECURSIVE 0x8000
+
+#define NEWROOT "/newroot"
+#define OLDROOT "/oldroot"
+#define EMPTY_RO "/empty-file"
+#define TMP_UPPER "/tmp-upper"
+
+static void must(int rc, const char *what, const char *path) {
+	if (rc < 0)
+		sbx_fatal(sbx_ns_token, "%s %s: %s", what, path ? path : "", strerror(errno));
+}
+
+static int set_attr(const char *path, int recursive, uint64_t set, uint64_t clr) {
+	struct sbx_mount_attr a = {.attr_set = set, .attr_clr = clr};
+	int flags = AT_SYMLINK_NOFOLLOW | (recursive ? SBX_AT_RECURSIVE : 0);
+	return syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof a);
+}
+
+static char *in(const char *root, const char *p) {
+	char *out;
+	if (asprintf(&out, "%s%s", root, strcmp(p, "/") ? p : "") < 0)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	return out;
+}
+
+static int mkdir_p(const char *path) {
+	char *d = strdup(path);
+	for (char *s = d + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+			free(d);
+			return -1;
+		}
+		*s = '/';
+	}
+	int rc = mkdir(d, 0755) < 0 && errno != EEXIST ? -1 : 0;
+	free(d);
+	return rc;
+}
+
+// mountpoint creates a missing mount point; that only succeeds where the
+// new root is writable at this stage (deny-read tmpfs, the private /tmp).
+static void mountpoint(const char *target, int isdir) {
+	struct stat st;
+	if (lstat(target, &st) == 0)
+		return;
+	if (isdir) {
+		must(mkdir_p(target), "mount point", target);
+		return;
+	}
+	char *dir = strdup(target);
+	*strrchr(dir, '/') = 0;
+	must(mkdir_p(dir), "mount point", dir);
+	free(dir);
+	int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	must(fd, "mount point", target);
+	close(fd);
+}
+
+static void touch(const char *path, mode_t mode) {
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
+	must(fd, "create", path);
+	close(fd);
+}
+
+static void setup_dev(void) {
+	const char *dev = NEWROOT "/dev";
+	must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"), "mount /dev", NULL);
+	static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	char host[64], mine[64];
+	for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+		snprintf(host, sizeof host, OLDROOT "/dev/%s", devices[i]);
+		snprintf(mine, sizeof mine, "%s/%s", dev, devices[i]);
+		struct stat st;
+		if (stat(host, &st) < 0)
+			continue;
+		touch(mine, 0600);
+		must(mount(host, mine, NULL, MS_BIND, NULL), "bind", mine);
+	}
+	must(mkdir(NEWROOT "/dev/pts", 0755), "mkdir", "/dev/pts");
+	must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"),
+	     "mount", "/dev/pts");
+	must(mkdir(NEWROOT "/dev/shm", 01777), "mkdir", "/dev/shm");
+	must(mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"), "mount", "/dev/shm");
+	static const char *links[][2] = {{"ptmx", "pts/ptmx"}, {"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
+	                                 {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		snprintf(mine, sizeof mine, "%s/%s", dev, links[i][0]);
+		must(symlink(links[i][1], mine), "symlink", mine);
+	}
+}
+
+static void build_root(void) {
+	must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
+	must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
+	must(mkdir("/tmp" NEWROOT, 0755), "mkdir", NEWROOT);
+	must(mkdir("/tmp" OLDROOT, 0755), "mkdir", OLDROOT);
+	touch("/tmp" EMPTY_RO, 0400);
+	must(mkdir("/tmp" TMP_UPPER, 0755), "mkdir", TMP_UPPER);
+	must(mkdir("/tmp" TMP_UPPER "/upper", 0755), "mkdir", TMP_UPPER);
+	must(mkdir("/tmp" TMP_UPPER "/work", 0755), "mkdir", TMP_UPPER);
+	must(chmod("/tmp" TMP_UPPER "/upper", 01777), "chmod the private /tmp", NULL);
+	must(syscall(SYS_pivot_root, "/tmp", "/tmp" OLDROOT), "pivot into the staging tmpfs", NULL);
+	must(chdir("/"), "chdir", "/");
+	must(mount(OLDROOT, NEWROOT, NULL, MS_BIND | MS_REC, NULL), "bind the host's tree", NULL);
+	// Private: a mount the host makes later must not arrive inside with
+	// its own, writable flags.
+	must(mount("", NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL), "make the new root private", NULL);
+	must(set_attr(NEWROOT, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make the host's tree read-only", NULL);
+	must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV,
+	           "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
+	     "mount a private /tmp", NULL);
+	setup_dev();
+	must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL),
+	     "mount a fresh /proc", NULL);
+	char **sealed = calloc(nlayers + 1, sizeof(char *));
+	int nsealed = 0;
+	for (int i = 0; i < nlayers; i++) {
+		struct layer *l = &layers[i];
+		char *target = in(NEWROOT, l->path), *source = in(OLDROOT, l->path);
+		mountpoint(target, l->isdir);
+		switch (l->kind) {
+		case LAYER_WRITABLE:
+			must(mount(source, target, NULL, MS_BIND | MS_REC, NULL), "bind writable", l->path);
+			must(set_attr(target, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
+			break;
+		case LAYER_PIN:
+			must(mount(target, target, NULL, MS_BIND | MS_REC, NULL), "pin", l->path);
+			break;
+		case LAYER_RO:
+			must(mount(source, target, NULL, MS_BIND | MS_REC, NULL), "bind read-only", l->path);
+			must(set_attr(target, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
+			break;
+		case LAYER_DENY:
+			if (l->isdir)
+				must(mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k"),
+				     "hide deny-read", l->path);
+			else
+				must(mount(EMPTY_RO, target, NULL, MS_BIND, NULL), "hide deny-read", l->path);
+			sealed[nsealed++] = target;
+			target = NULL;
+			break;
+		}
+		free(target);
+		free(source);
+	}
+	// Deny-read mounts stayed writable while mount points inside them were
+	// made; now they are sealed, as is /dev's tmpfs.
+	sealed[nsealed++] = NEWROOT "/dev";
+	for (int i = 0; i < nsealed; i++)
+		must(set_attr(sealed[i], 0, ATTR_RDONLY, 0), "seal", sealed[i]);
+	must(chdir(NEWROOT), "chdir into the new root", NULL);
+	must(syscall(SYS_pivot_root, ".", "."), "pivot into the new root", NULL);
+	must(umount2(".", MNT_DETACH), "detach the host's tree", NULL);
+	must(chdir("/"), "chdir", "/");
+}
+
+// ---- 4. the network ----
+
+static void loopback_up(void) {
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	must(fd, "bring up loopback: socket", NULL);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	must(ioctl(fd, SIOCGIFFLAGS, &ifr), "bring up loopback: get flags", NULL);
+	ifr.ifr_flags |= IFF_UP;
+	must(ioctl(fd, SIOCSIFFLAGS, &ifr), "bring up loopback: set up", NULL);
+	close(fd);
+}
+
+// ---- 5. confinement ----
+
+static void drop_capabilities(void) {
+	must(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities", NULL);
+	for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		must(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), "drop a capability from the bounding set", NULL);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof none);
+	must(syscall(SYS_capset, &hdr, none), "capset", NULL);
+}
+
+static void close_extra_fds(void) {
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+	if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) == 0)
+		return;
+	for (int fd = 3; fd < 65536; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int hexval(char c) {
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+// load_seccomp installs the filter the provider compiled (internal/vocab
+// SeccompEnv: the BPF program in hex).
+static void load_seccomp(void) {
+	const char *hex = getenv("SANDBOX_LOCAL_SECCOMP");
+	size_t n = hex ? strlen(hex) : 0;
+	if (n == 0 || n % 16 != 0)
+		sbx_fatal(sbx_ns_token, "no seccomp filter in SANDBOX_LOCAL_SECCOMP (spawn the wrap with its Env)");
+	unsigned char *prog = malloc(n / 2);
+	if (!prog)
+		sbx_fatal(sbx_ns_token, "seccomp: out of memory");
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			sbx_fatal(sbx_ns_token, "seccomp filter is not hex");
+		prog[i] = (unsigned char)(hi << 4 | lo);
+	}
+	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)),
+	                           .filter = (struct sock_filter *)prog};
+	must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	must(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog), "seccomp: load", NULL);
+	free(prog);
+}
+
+// ---- the probe and the exec ----
+
+static void probe(const struct spec *s) {
+	if (s->nwritable != 1)
+		sbx_fatal(sbx_ns_token, "probe: probe needs exactly one writable root");
+	char *ok, *denied;
+	if (asprintf(&ok, "%s/probe-allowed", s->writable[0]) < 0)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	int fd = open(ok, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		sbx_fatal(sbx_ns_token, "probe: allowed write failed: %s", strerror(errno));
+	close(fd);
+	if (s->nro > 0) {
+		if (asprintf(&denied, "%s/probe-denied", s->ro[0]) < 0)
+			sbx_fatal(sbx_ns_token, "out of memory");
+	} else {
+		char *parent = strdup(s->writable[0]);
+		*strrchr(parent, '/') = 0;
+		if (asprintf(&denied, "%s/probe-denied", parent) < 0)
+			sbx_fatal(sbx_ns_token, "out of memory");
+	}
+	fd = open(denied, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		sbx_fatal(sbx_ns_token, "probe: write to %s was not denied", denied);
+	if (errno != EACCES && errno != EROFS)
+		sbx_fatal(sbx_ns_token, "probe: write to %s failed with %s, want EACCES or EROFS", denied, strerror(errno));
+	printf("ns-run: probe ok [%s]\n", sbx_ns_token);
+	fflush(stdout);
+	_exit(0);
+}
+
+// require_full refuses what the provider would report as gaps: a
+// read-only subpath that is missing or a symlink, network allowed.
+static void require_full(const struct spec *s) {
+	if (s->allow_net)
+		sbx_fatal(sbx_ns_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
+	struct stat st;
+	for (int i = 0; i < s->nro; i++) {
+		if (lstat(s->ro[i], &st) < 0 || S_ISLNK(st.st_mode))
+			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing or a symlink", s->ro[i]);
+	}
+	for (int i = 0; i < s->ndeny; i++) {
+		if (lstat(s->deny[i], &st) < 0 && deepest_root(s, s->deny[i]))
+			sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root", s->deny[i]);
+	}
+}
+
+void sbx_ns_stage2(int argc, char **argv) {
+	struct spec s;
+	char err[256];
+	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
+		sbx_fatal(sbx_ns_token, "malformed launcher arguments: %s", err);
+	if (s.require_full)
+		require_full(&s);
+	plan(&s);
+	build_root();
+	if (s.dir && chdir(s.dir) < 0)
+		sbx_fatal(sbx_ns_token, "chdir %s inside the sandbox: %s", s.dir, strerror(errno));
+	if (!s.allow_net)
+		loopback_up();
+	drop_capabilities();
+	close_extra_fds();
+	load_seccomp();
+	unsetenv("SANDBOX_LOCAL_SECCOMP");
+	unsetenv("SANDBOX_LOCAL_WRAP_TOKEN");
+	if (s.probe)
+		probe(&s);
+	execvp(s.cmd[0], s.cmd); // cmd ends at argv[argc], which is NULL
+	int e = errno;
+	if (e == ENOENT && !strchr(s.cmd[0], '/')) {
+		fprintf(stderr, "ns-run: %s: command not found\n", s.cmd[0]);
+		_exit(127);
+	}
+	fprintf(stderr, "ns-run: %s: %s\n", s.cmd[0], strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
