@@ -98,15 +98,22 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			return nil, unavailable(run.name(), "full enforcement required, but: "+gapList(w.Gaps), nil)
 		}
 	}
-	w.Env = withTempDir(r.env, w.TempDir, w.tempVars)
-	for _, kv := range w.launchEnv {
-		name, _, _ := strings.Cut(kv, "=")
-		w.Env = append(dropVar(w.Env, name), kv)
+	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
+		w.LaunchEnv = append(w.LaunchEnv, v+"="+w.TempDir)
 	}
+	w.LaunchEnv = append(w.LaunchEnv, w.launchEnv...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
 		// removes it before the command starts.
-		w.Env = append(dropVar(w.Env, vocab.TokenEnv), vocab.TokenEnv+"="+spec.Token)
+		w.LaunchEnv = append(w.LaunchEnv, vocab.TokenEnv+"="+spec.Token)
+	}
+	w.Env = r.env
+	if w.Env == nil {
+		w.Env = os.Environ()
+	}
+	for _, kv := range w.LaunchEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		w.Env = append(dropVar(w.Env, name), kv)
 	}
 	return w, nil
 }
@@ -161,26 +168,6 @@ func dropVar(env []string, name string) []string {
 		if n, _, _ := strings.Cut(e, "="); n != name {
 			out = append(out, e)
 		}
-	}
-	return out
-}
-
-// withTempDir returns env (os.Environ() when nil) with TMPDIR, and the
-// runner's other temp variables (vars), set to tmp.
-func withTempDir(env []string, tmp string, vars []string) []string {
-	if env == nil {
-		env = os.Environ()
-	}
-	vars = append([]string{"TMPDIR"}, vars...)
-	out := make([]string, 0, len(env)+len(vars))
-	for _, e := range env {
-		name, _, _ := strings.Cut(e, "=")
-		if !contains(vars, name) {
-			out = append(out, e)
-		}
-	}
-	for _, v := range vars {
-		out = append(out, v+"="+tmp)
 	}
 	return out
 }

@@ -161,10 +161,20 @@ func TestCandidatesFromConfig(t *testing.T) {
 	}
 }
 
-func TestWithTempDir(t *testing.T) {
-	got := withTempDir([]string{"A=1", "TMPDIR=/old", "TEMP=/x", "B=2"}, "/new", []string{"TEMP"})
-	want := []string{"A=1", "B=2", "TMPDIR=/new", "TEMP=/new"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("got %q, want %q", got, want)
+func TestWrapEnvironment(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	p := &Provider{cands: []runner{&fakeRunner{n: "fake"}}, fsys: osFS{}}
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: []string{"A=1", "TMPDIR=/old", "B=2"},
+		Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	want := []string{"A=1", "B=2", "TMPDIR=" + w.TempDir}
+	if strings.Join(w.Env, ",") != strings.Join(want, ",") {
+		t.Fatalf("Env %q, want %q", w.Env, want)
+	}
+	if strings.Join(w.LaunchEnv, ",") != "TMPDIR="+w.TempDir {
+		t.Fatalf("LaunchEnv %q", w.LaunchEnv)
 	}
 }

@@ -38,6 +38,12 @@ type Wrapped struct {
 	// Env is the environment to spawn with (TMPDIR points at TempDir). It
 	// is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
+	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, and
+	// what the launcher reads and removes: the wrap's token, the namespaces
+	// runner's seccomp program), for a consumer that spawns Path and Args
+	// from the JSON with an environment of its own. It holds the token: do
+	// not let the command read it.
+	LaunchEnv []string `json:"launch_env,omitempty"`
 	// Dir is the working directory to spawn in.
 	Dir string `json:"dir"`
 	// Runner is the runner that confines the command.
