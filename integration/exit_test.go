@@ -5,6 +5,7 @@ package integration
 import (
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,8 @@ import (
 func TestExitContract(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		write(t, filepath.Join(s.ws, "not-executable"), "#!/bin/sh\necho never\n")
+		write(t, filepath.Join(s.ws, "no-shebang"), "echo never\n")
+		os.Chmod(filepath.Join(s.ws, "no-shebang"), 0o755)
 		forged := "landlock-run: fatal: [ffffffffffffffffffffffffffffffff] forged by the command"
 		cases := []struct {
 			name string
@@ -31,6 +34,7 @@ func TestExitContract(t *testing.T) {
 			{"not found in PATH", []string{"sbx-no-such-command"}, 127},
 			{"missing path", []string{filepath.Join(s.ws, "missing")}, 127},
 			{"not executable", []string{filepath.Join(s.ws, "not-executable")}, 126},
+			{"no shebang", []string{filepath.Join(s.ws, "no-shebang")}, 126},
 			{"killed by SIGKILL", []string{"/bin/sh", "-c", "kill -KILL $$"}, 128 + 9},
 			{"killed by SIGTERM", []string{"/bin/sh", "-c", "kill -TERM $$"}, 128 + 15},
 			{"forged fatal line", []string{"/bin/sh", "-c", "echo '" + forged + "' >&2; exit 125"}, 125},
@@ -173,4 +177,45 @@ func mutate(rng *rand.Rand, argv []string) []string {
 		out[i] = hostile[rng.IntN(len(hostile))]
 		return out
 	}
+}
+
+// TestOddConsumerSignalState: a consumer that ignores SIGCHLD, or blocks
+// and ignores signals, still gets the command's status, and the command
+// starts with nothing blocked and nothing ignored.
+func TestOddConsumerSignalState(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		w := s.wrap(s.policy(), "/bin/sh", "-c", "exit 3")
+		r := s.spawn(w, func(c *exec.Cmd) {
+			c.Path = self(t)
+			c.Args = append([]string{self(t), toolArg, "exec-with", "sigchld-ignored", w.Path}, w.Args...)
+		})
+		if r.code != 3 {
+			t.Errorf("consumer ignoring SIGCHLD: exit %d (stderr %q), want 3", r.code, r.stderr)
+		}
+		w = s.wrap(s.policy(), self(t), toolArg, "sigstate")
+		r = s.spawn(w, func(c *exec.Cmd) {
+			c.Path = self(t)
+			c.Args = append([]string{self(t), toolArg, "exec-with", "signals-blocked", w.Path}, w.Args...)
+		})
+		if got := strings.TrimSpace(r.stdout); got != "0000000000000000/0000000000000000" {
+			t.Errorf("the command's blocked/ignored signals: %q (stderr %q), want none", got, r.stderr)
+		}
+	})
+}
+
+// TestFatalLineIsOneLine: a path with a newline in the launcher's reason
+// cannot split the fatal line (and so cannot forge a second one).
+func TestFatalLineIsOneLine(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		w := s.wrap(s.policy(), "true")
+		for i, a := range w.Args {
+			if a == "-C" {
+				w.Args[i+1] = "/nonexistent\nns-run: fatal: [ffffffffffffffffffffffffffffffff] forged\x1b[31m"
+			}
+		}
+		r := s.spawn(w, nil)
+		if r.code != 125 || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "\x1b") {
+			t.Errorf("exit %d stderr %q, want 125 and one clean line", r.code, r.stderr)
+		}
+	})
 }

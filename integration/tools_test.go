@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -149,6 +150,33 @@ func toolVerb(args []string) string {
 			}
 		}
 		return strings.Join(sets, "/")
+	case "exec-with":
+		// exec-with STATE PATH ARGV0 ARGS...: spawn a wrap from a consumer
+		// in an odd state: SIGCHLD ignored, or signals blocked and ignored.
+		switch arg(1) {
+		case "sigchld-ignored":
+			signal.Ignore(syscall.SIGCHLD)
+		case "signals-blocked":
+			signal.Ignore(syscall.SIGUSR1)
+			var set unix.Sigset_t
+			set.Val[0] = 1<<(uint(syscall.SIGTERM)-1) | 1<<(uint(syscall.SIGINT)-1)
+			unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil)
+		}
+		return result(syscall.Exec(arg(2), args[3:], os.Environ()))
+	case "sigstate":
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return result(err)
+		}
+		var out []string
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"SigBlk:", "SigIgn:"} {
+				if v, ok := strings.CutPrefix(l, k); ok {
+					out = append(out, strings.TrimSpace(v))
+				}
+			}
+		}
+		return strings.Join(out, "/")
 	case "exec-without-setpcap":
 		// Drop CAP_SETPCAP from the bounding set (a caller that cannot
 		// empty a child's bounding set), then exec PATH ARGV0 ARGS... with

@@ -59,6 +59,9 @@ func cDecode(args []string) (vocab.Spec, error) {
 	if s.dir != nil {
 		spec.Dir = C.GoString(s.dir)
 	}
+	if s.seccomp != nil {
+		spec.Seccomp = C.GoString(s.seccomp)
+	}
 	C.free(unsafe.Pointer(s.writable))
 	C.free(unsafe.Pointer(s.ro))
 	C.free(unsafe.Pointer(s.deny))

@@ -23,6 +23,7 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Writable: []string{"/"}, Argv: []string{"x"}},
+		{Token: tok, Seccomp: "0600000000ff7f00", Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -54,6 +55,8 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-d", "", "-net", "deny", "--", "true"}, {v, "-net", "deny", "--"},
 		{v, "-net", "deny", "-probe", "--", "true"}, {v, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
 		{v, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
+		{v, "-t", "", "-net", "deny", "--", "true"}, {v, "-C", "", "-net", "deny", "--", "true"},
+		{v, "-seccomp", "0600", "-net", "deny", "--", "true"}, {v, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
 	}
 	for _, args := range cases {
 		_, goErr := vocab.Decode(args)

@@ -9,7 +9,7 @@
 struct spec {
 	char **writable, **ro, **deny, **cmd;
 	int nwritable, nro, ndeny, ncmd;
-	char *tempdir, *dir;
+	char *tempdir, *dir, *seccomp;
 	int allow_net, require_full, probe;
 };
 
@@ -23,6 +23,9 @@ void sbx_fatal(const char *token, const char *fmt, ...) __attribute__((noreturn,
 
 // sbx_ns_token is the wrap's token, moved out of the environment.
 extern char sbx_ns_token[33];
+
+// sbx_ns_netns is 1 when stage 1 made a new network namespace.
+extern int sbx_ns_netns;
 
 // sbx_ns_stage2 is stage 2, run as pid 2: build the root, confine, exec the
 // command. It never returns.

@@ -44,6 +44,7 @@
 #include "ns_linux.h"
 
 char sbx_ns_token[33];
+int sbx_ns_netns;
 
 static int sigpipe_w = -1;
 
@@ -62,6 +63,10 @@ void sbx_fatal(const char *token, const char *fmt, ...) {
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	// One line, whatever a path in the reason holds (as vocab.FatalLine).
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	if (valid_token(token))
 		fprintf(stderr, "ns-run: fatal: [%s] %s\n", token, msg);
 	else
@@ -147,6 +152,9 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
 		return;
+	// An ignored SIGCHLD inherited from the consumer would make the kernel
+	// reap the command before pid 1 can learn its status.
+	signal(SIGCHLD, SIG_DFL);
 	// The token travels in the environment (see internal/vocab): argv is
 	// readable by every process through /proc/PID/cmdline.
 	char *token = getenv("SANDBOX_LOCAL_WRAP_TOKEN");
@@ -175,6 +183,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	if (write_file("/proc/self/gid_map", map) < 0)
 		sbx_fatal(token, "write gid_map: %s", strerror(errno));
 
+	sbx_ns_netns = netns;
 	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 	if (netns)
 		flags |= CLONE_NEWNET;
@@ -242,8 +251,11 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 
 	int status;
 	while (waitpid(child, &status, 0) < 0) {
-		if (errno != EINTR)
-			sbx_fatal(token, "wait for the sandbox: %s", strerror(errno));
+		if (errno != EINTR) {
+			// The command may have run: never a signed line from here.
+			fprintf(stderr, "ns-run: wait for the sandbox: %s\n", strerror(errno));
+			_exit(125);
+		}
 	}
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));

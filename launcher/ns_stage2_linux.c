@@ -19,9 +19,10 @@
 //          read-only mounts over the deny-read paths;
 //   4. brings up loopback in the new network namespace;
 //   5. empties every capability set, marks descriptors close-on-exec, sets
-//      no_new_privs and loads the seccomp filter the provider compiled
-//      (SANDBOX_LOCAL_SECCOMP: the filter is defined once, in Go);
-//   6. execs the command in place (127 / 126 when it cannot, like env(1)).
+//      no_new_privs and loads the seccomp program the provider compiled for
+//      this very spec (-seccomp: the filter is defined once, in Go);
+//   6. resets the signal mask and dispositions, and execs the command in
+//      place (127 / 126 when it cannot, as the Go launcher does).
 //
 // Every failure before exec is sbx_fatal: one signed line, exit 125.
 
@@ -32,6 +33,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +78,17 @@ static int clean_abs(const char *p) {
 	return 1;
 }
 
+// valid_program: lowercase hex, whole 8-byte instructions, not empty.
+static int valid_program(const char *h) {
+	size_t n = strlen(h);
+	if (n == 0 || n % 16 != 0)
+		return 0;
+	for (; *h; h++)
+		if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+			return 0;
+	return 1;
+}
+
 int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) {
 	memset(s, 0, sizeof *s);
 	if (argc > MAX_ARGS)
@@ -97,7 +110,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			break;
 		}
 		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-d") ||
-		            !strcmp(opt, "-C") || !strcmp(opt, "-net");
+		            !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp");
 		char *val = NULL;
 		if (takes) {
 			if (i >= argc)
@@ -127,6 +140,12 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 				s->allow_net = 1;
 			else if (strcmp(val, "deny") != 0)
 				return snprintf(err, errlen, "-net \"%.120s\": want deny or allow", val), -1;
+		} else if (!strcmp(opt, "-seccomp")) {
+			if (s->seccomp)
+				return snprintf(err, errlen, "-seccomp given twice"), -1;
+			if (!valid_program(val))
+				return snprintf(err, errlen, "-seccomp: not a program in hex"), -1;
+			s->seccomp = val;
 		} else if (!strcmp(opt, "-full")) {
 			s->require_full = 1;
 		} else if (!strcmp(opt, "-probe")) {
@@ -151,6 +170,20 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 }
 
 // ---- 2. the plan ----
+
+static char *xstrdup(const char *p) {
+	char *c = strdup(p);
+	if (!c)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	return c;
+}
+
+// resolve_failed is fatal unless errno says the path is simply not there:
+// a protection must never be dropped because a path could not be resolved.
+static void resolve_failed(const char *what, const char *p) {
+	if (errno != ENOENT && errno != ENOTDIR)
+		sbx_fatal(sbx_ns_token, "plan the mounts: resolve %s %s: %s", what, p, strerror(errno));
+}
 
 enum { LAYER_WRITABLE, LAYER_PIN, LAYER_RO, LAYER_DENY };
 
@@ -209,7 +242,7 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 
 // real_parent resolves the parent directory of p, keeping its last element.
 static char *real_parent(const char *p) {
-	char *copy = strdup(p);
+	char *copy = xstrdup(p);
 	char *slash = strrchr(copy, '/');
 	const char *base = slash + 1;
 	*slash = 0;
@@ -238,16 +271,26 @@ static void plan(const struct spec *s) {
 	}
 	for (int i = 0; i < s->nro; i++) {
 		char *real = real_parent(s->ro[i]);
-		if (!real || lstat(real, &st) < 0) {
-			free(real);
+		if (!real) {
+			resolve_failed("read-only subpath", s->ro[i]);
 			continue; // nothing there (the provider reported it)
+		}
+		if (lstat(real, &st) < 0) {
+			resolve_failed("read-only subpath", real);
+			free(real);
+			continue;
 		}
 		if (S_ISLNK(st.st_mode)) {
 			// Protect what the link points to (that only narrows); the
 			// link itself cannot be covered (the provider reported it).
 			char *target = realpath(real, NULL);
+			if (!target)
+				resolve_failed("the target of read-only subpath", real);
 			free(real);
-			if (!target || !deepest_root(s, target) || stat(target, &st) < 0) {
+			if (!target || !deepest_root(s, target))
+				continue; // dangling, or already read-only outside the roots
+			if (stat(target, &st) < 0) {
+				resolve_failed("read-only subpath", target);
 				free(target);
 				continue;
 			}
@@ -258,7 +301,7 @@ static void plan(const struct spec *s) {
 			const char *root = deepest_root(s, real);
 			if (root) {
 				// Pin every directory strictly between the root and the path.
-				char *d = strdup(real);
+				char *d = xstrdup(real);
 				for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
 					*slash = 0;
 					if (!within(d, root) || !strcmp(d, root))
@@ -272,7 +315,12 @@ static void plan(const struct spec *s) {
 	}
 	for (int i = 0; i < s->ndeny; i++) {
 		char *real = realpath(s->deny[i], NULL);
-		if (!real || stat(real, &st) < 0) {
+		if (!real) {
+			resolve_failed("deny-read path", s->deny[i]);
+			continue;
+		}
+		if (stat(real, &st) < 0) {
+			resolve_failed("deny-read path", real);
 			free(real);
 			continue;
 		}
@@ -319,7 +367,7 @@ static char *in(const char *root, const char *p) {
 }
 
 static int mkdir_p(const char *path) {
-	char *d = strdup(path);
+	char *d = xstrdup(path);
 	for (char *s = d + 1; *s; s++) {
 		if (*s != '/')
 			continue;
@@ -345,7 +393,7 @@ static void mountpoint(const char *target, int isdir) {
 		must(mkdir_p(target), "mount point", target);
 		return;
 	}
-	char *dir = strdup(target);
+	char *dir = xstrdup(target);
 	*strrchr(dir, '/') = 0;
 	must(mkdir_p(dir), "mount point", dir);
 	free(dir);
@@ -411,6 +459,8 @@ static void build_root(void) {
 	must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL),
 	     "mount a fresh /proc", NULL);
 	char **sealed = calloc(nlayers + 1, sizeof(char *));
+	if (!sealed)
+		sbx_fatal(sbx_ns_token, "out of memory");
 	int nsealed = 0;
 	for (int i = 0; i < nlayers; i++) {
 		struct layer *l = &layers[i];
@@ -496,24 +546,21 @@ static int hexval(char c) {
 	return -1;
 }
 
-// load_seccomp installs the filter the provider compiled (internal/vocab
-// SeccompEnv: the BPF program in hex).
-static void load_seccomp(void) {
-	const char *hex = getenv("SANDBOX_LOCAL_SECCOMP");
-	size_t n = hex ? strlen(hex) : 0;
-	if (n == 0 || n % 16 != 0)
-		sbx_fatal(sbx_ns_token, "no seccomp filter in SANDBOX_LOCAL_SECCOMP (spawn the wrap with its Env)");
+// load_seccomp installs the program the provider compiled for this spec
+// (-seccomp, checked as hex instructions by the decoder).
+static void load_seccomp(const struct spec *s) {
+	if (!s->seccomp)
+		sbx_fatal(sbx_ns_token, "no seccomp program in the arguments (-seccomp)");
+	size_t n = strlen(s->seccomp);
 	unsigned char *prog = malloc(n / 2);
 	if (!prog)
 		sbx_fatal(sbx_ns_token, "seccomp: out of memory");
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			sbx_fatal(sbx_ns_token, "seccomp filter is not hex");
-		prog[i] = (unsigned char)(hi << 4 | lo);
-	}
+	for (size_t i = 0; i < n / 2; i++)
+		prog[i] = (unsigned char)(hexval(s->seccomp[2 * i]) << 4 | hexval(s->seccomp[2 * i + 1]));
 	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)),
 	                           .filter = (struct sock_filter *)prog};
+	if (n / 2 / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		sbx_fatal(sbx_ns_token, "seccomp program too long");
 	must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
 	must(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog), "seccomp: load", NULL);
 	free(prog);
@@ -535,7 +582,7 @@ static void probe(const struct spec *s) {
 		if (asprintf(&denied, "%s/probe-denied", s->ro[0]) < 0)
 			sbx_fatal(sbx_ns_token, "out of memory");
 	} else {
-		char *parent = strdup(s->writable[0]);
+		char *parent = xstrdup(s->writable[0]);
 		*strrchr(parent, '/') = 0;
 		if (asprintf(&denied, "%s/probe-denied", parent) < 0)
 			sbx_fatal(sbx_ns_token, "out of memory");
@@ -561,9 +608,60 @@ static void require_full(const struct spec *s) {
 			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing or a symlink", s->ro[i]);
 	}
 	for (int i = 0; i < s->ndeny; i++) {
-		if (lstat(s->deny[i], &st) < 0 && deepest_root(s, s->deny[i]))
+		int inside = 0; // a writable root, not the temp dir: as vocab.NamespaceGaps
+		for (int j = 0; j < s->nwritable; j++)
+			inside |= within(s->deny[i], s->writable[j]);
+		if (lstat(s->deny[i], &st) < 0 && inside)
 			sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root", s->deny[i]);
 	}
+}
+
+// reset_signals gives the command clean signal state: nothing blocked,
+// every disposition the default (a consumer's blocked or ignored signals
+// would otherwise reach it, as exec keeps both).
+static void reset_signals(void) {
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+}
+
+// exec_command looks cmd up as Go's exec.LookPath does (PATH only, an empty
+// element meaning the current directory, the first regular executable
+// file) and execs it: 127 when it is not found, 126 when it cannot run.
+__attribute__((noreturn)) static void exec_command(char **cmd) {
+	const char *name = cmd[0];
+	if (strchr(name, '/')) {
+		execve(name, cmd, environ);
+	} else {
+		const char *path = getenv("PATH");
+		char *dirs = xstrdup(path ? path : "");
+		int found = 0;
+		for (char *dir = dirs, *next; path && dir; dir = next) {
+			next = strchr(dir, ':');
+			if (next)
+				*next++ = 0;
+			char *cand;
+			if (asprintf(&cand, "%s/%s", *dir ? dir : ".", name) < 0)
+				sbx_fatal(sbx_ns_token, "out of memory");
+			struct stat st;
+			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+				found = 1;
+				execve(cand, cmd, environ);
+				break;
+			}
+			free(cand);
+		}
+		if (!found) {
+			fprintf(stderr, "ns-run: %s: command not found\n", name);
+			_exit(127);
+		}
+	}
+	int e = errno;
+	fprintf(stderr, "ns-run: %s: %s\n", name, strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
 void sbx_ns_stage2(int argc, char **argv) {
@@ -571,6 +669,8 @@ void sbx_ns_stage2(int argc, char **argv) {
 	char err[256];
 	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
 		sbx_fatal(sbx_ns_token, "malformed launcher arguments: %s", err);
+	if (s.allow_net == sbx_ns_netns)
+		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network namespace");
 	if (s.require_full)
 		require_full(&s);
 	plan(&s);
@@ -581,17 +681,10 @@ void sbx_ns_stage2(int argc, char **argv) {
 		loopback_up();
 	drop_capabilities();
 	close_extra_fds();
-	load_seccomp();
-	unsetenv("SANDBOX_LOCAL_SECCOMP");
+	load_seccomp(&s);
 	unsetenv("SANDBOX_LOCAL_WRAP_TOKEN");
 	if (s.probe)
 		probe(&s);
-	execvp(s.cmd[0], s.cmd); // cmd ends at argv[argc], which is NULL
-	int e = errno;
-	if (e == ENOENT && !strchr(s.cmd[0], '/')) {
-		fprintf(stderr, "ns-run: %s: command not found\n", s.cmd[0]);
-		_exit(127);
-	}
-	fprintf(stderr, "ns-run: %s: %s\n", s.cmd[0], strerror(e));
-	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+	reset_signals();
+	exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
 }

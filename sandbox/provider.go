@@ -101,7 +101,6 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
 		w.LaunchEnv = append(w.LaunchEnv, v+"="+w.TempDir)
 	}
-	w.LaunchEnv = append(w.LaunchEnv, w.launchEnv...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
 		// removes it before the command starts.

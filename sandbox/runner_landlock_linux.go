@@ -49,9 +49,9 @@ func (l landlockRunner) probe(ctx context.Context) error {
 }
 
 // probeLauncher runs launcher name in probe mode with one writable
-// directory (and the read-only subpaths readOnly makes in it, if any),
-// with the launcher environment env adds for the spec, if any.
-func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), env func(vocab.Spec) ([]string, error)) error {
+// directory (and the read-only subpaths readOnly makes in it, if any), its
+// spec completed by complete, if any.
+func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), complete func(vocab.Spec) (vocab.Spec, error)) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return err
@@ -79,21 +79,20 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 		return err
 	}
 	spec := vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true}
+	if complete != nil {
+		if spec, err = complete(spec); err != nil {
+			return err
+		}
+	}
 	args, err := vocab.Encode(name, spec)
 	if err != nil {
 		return err
-	}
-	var extra []string
-	if env != nil {
-		if extra, err = env(spec); err != nil {
-			return err
-		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = args
-	cmd.Env = append(append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token), extra...)
+	cmd.Env = append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token)
 	cmd.Dir = allowed
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

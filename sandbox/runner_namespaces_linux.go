@@ -41,18 +41,20 @@ func (n namespacesRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.NsRun, func(allowed string) ([]string, error) {
 		ro := filepath.Join(allowed, "read-only")
 		return []string{ro}, os.Mkdir(ro, 0o700)
-	}, seccompEnv)
+	}, withSeccomp)
 }
 
-// seccompEnv is the launcher environment the namespaces runner adds: its
-// set-up stage is C, so the provider compiles the seccomp filter (defined
-// once, in package seccompfilter) and passes the program.
-func seccompEnv(spec vocab.Spec) ([]string, error) {
+// withSeccomp adds the namespaces launcher's seccomp program to spec: its
+// stages are C, so the provider compiles the filter (defined once, in
+// package seccompfilter) for exactly this spec, and the program travels in
+// the same argv.
+func withSeccomp(spec vocab.Spec) (vocab.Spec, error) {
 	bpf, err := seccompfilter.BPF(spec, seccompfilter.Namespaces)
 	if err != nil {
-		return nil, err
+		return spec, err
 	}
-	return []string{vocab.SeccompEnv + "=" + bpf}, nil
+	spec.Seccomp = bpf
+	return spec, nil
 }
 
 func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
@@ -60,15 +62,15 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	if err != nil {
 		return unavailable(n.name(), "launcher unusable", err)
 	}
+	spec, err = withSeccomp(spec)
+	if err != nil {
+		return unavailable(n.name(), "cannot compile the seccomp filter", err)
+	}
 	args, err := vocab.Encode(vocab.NsRun, spec)
 	if err != nil {
 		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
-	env, err := seccompEnv(spec)
-	if err != nil {
-		return unavailable(n.name(), "cannot compile the seccomp filter", err)
-	}
-	w.Path, w.Args, w.launchEnv = exe, args, env
+	w.Path, w.Args = exe, args
 	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, os.Lstat))
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{

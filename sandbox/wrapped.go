@@ -39,10 +39,9 @@ type Wrapped struct {
 	// is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, and
-	// what the launcher reads and removes: the wrap's token, the namespaces
-	// runner's seccomp program), for a consumer that spawns Path and Args
-	// from the JSON with an environment of its own. It holds the token: do
-	// not let the command read it.
+	// the wrap's token, which the launcher reads and removes), for a
+	// consumer that spawns Path and Args from the JSON with an environment
+	// of its own. It holds the token: do not let the command read it.
 	LaunchEnv []string `json:"launch_env,omitempty"`
 	// Dir is the working directory to spawn in.
 	Dir string `json:"dir"`
@@ -65,7 +64,6 @@ type Wrapped struct {
 	cleanupErr  error
 	cleanup     func() error
 	tempVars    []string // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	launchEnv   []string // variables only the launcher reads (and removes): the namespaces seccomp program
 }
 
 // Command returns an *exec.Cmd that runs the wrapped command; ctx kills it.

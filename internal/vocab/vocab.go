@@ -23,6 +23,9 @@
 //	-d PATH   deny-read path
 //	-C DIR    working directory of the command
 //	-net MODE allow or deny
+//	-seccomp HEX the namespaces launcher's seccomp program (its set-up is C;
+//	          the filter is compiled from the one Go definition and travels
+//	          with the spec it was compiled for)
 //	-full     refuse partial enforcement (fatal instead of a notice)
 //	-probe    probe mode: confine, prove a denied and an allowed write, report
 //
@@ -48,11 +51,7 @@ const Version = "sandbox-local/2"
 // the launcher.
 const TokenEnv = "SANDBOX_LOCAL_WRAP_TOKEN"
 
-// SeccompEnv carries the namespaces launcher's seccomp program (compiled
-// by the provider from package seccompfilter, in hex): its set-up stage is
-// C, and the filter is defined once, in Go. The launcher removes it before
-// the command starts.
-const SeccompEnv = "SANDBOX_LOCAL_SECCOMP"
+
 
 // Launcher names: argv[0] of the re-executed binary, dispatched by reexec.
 const (
@@ -97,6 +96,9 @@ type Spec struct {
 	// Probe asks the launcher to confine itself and prove the confinement
 	// instead of running a command.
 	Probe bool
+	// Seccomp is the compiled seccomp program, in hex, for a launcher that
+	// cannot build it itself (ns-run's stages are C).
+	Seccomp string
 	// Argv is the command and its arguments; empty only in probe mode.
 	Argv []string
 }
@@ -158,6 +160,9 @@ func Encode(name string, s Spec) ([]string, error) {
 	if s.Probe {
 		args = append(args, "-probe")
 	}
+	if s.Seccomp != "" {
+		args = append(args, "-seccomp", s.Seccomp)
+	}
 	args = append(args, "--")
 	return append(args, s.Argv...), nil
 }
@@ -188,7 +193,7 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-d", "-C", "-net":
+		case "-w", "-t", "-r", "-d", "-C", "-net", "-seccomp":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -202,6 +207,9 @@ func Decode(args []string) (Spec, error) {
 			if s.TempDir != "" {
 				return s, fmt.Errorf("%w: -t given twice", ErrMalformed)
 			}
+			if val == "" {
+				return s, fmt.Errorf("%w: -t: empty path", ErrMalformed)
+			}
 			s.TempDir = val
 		case "-r":
 			s.ReadOnly = append(s.ReadOnly, val)
@@ -211,7 +219,18 @@ func Decode(args []string) (Spec, error) {
 			if s.Dir != "" {
 				return s, fmt.Errorf("%w: -C given twice", ErrMalformed)
 			}
+			if val == "" {
+				return s, fmt.Errorf("%w: -C: empty path", ErrMalformed)
+			}
 			s.Dir = val
+		case "-seccomp":
+			if s.Seccomp != "" {
+				return s, fmt.Errorf("%w: -seccomp given twice", ErrMalformed)
+			}
+			if !validProgram(val) {
+				return s, fmt.Errorf("%w: -seccomp: not a program in hex", ErrMalformed)
+			}
+			s.Seccomp = val
 		case "-net":
 			if sawNet {
 				return s, fmt.Errorf("%w: -net given twice", ErrMalformed)
@@ -278,6 +297,9 @@ func (s Spec) validate() error {
 			return err
 		}
 	}
+	if s.Seccomp != "" && !validProgram(s.Seccomp) {
+		return fmt.Errorf("%w: seccomp program is not hex instructions", ErrMalformed)
+	}
 	if s.Probe && len(s.Argv) != 0 {
 		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)
 	}
@@ -290,6 +312,20 @@ func (s Spec) validate() error {
 		}
 	}
 	return nil
+}
+
+// validProgram reports whether h is a non-empty hex BPF program: lowercase
+// hex, whole 8-byte instructions.
+func validProgram(h string) bool {
+	if h == "" || len(h)%16 != 0 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckPath reports why p is not an absolute, clean path free of NUL bytes.

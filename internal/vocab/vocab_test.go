@@ -17,6 +17,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			Argv: []string{"sh", "-c", "echo -w -- -net"}},
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
+		{Token: tok, Seccomp: "0600000000ff7f00" + "0600000000000000", Argv: []string{"x"}},
 	}
 	for i, s := range cases {
 		args, err := Encode(LandlockRun, s)
@@ -64,6 +65,11 @@ func TestDecodeRejects(t *testing.T) {
 		"probe with command": {Version, "-net", "deny", "-probe", "--", "true"},
 		"temp twice":         {Version, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
 		"dir twice":          {Version, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
+		"empty temp dir":     {Version, "-t", "", "-net", "deny", "--", "true"},
+		"empty dir":          {Version, "-C", "", "-net", "deny", "--", "true"},
+		"odd seccomp":        {Version, "-seccomp", "0600", "-net", "deny", "--", "true"},
+		"upper seccomp":      {Version, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
+		"seccomp twice":      {Version, "-seccomp", "0600000000ff7f00", "-seccomp", "0600000000ff7f00", "-net", "deny", "--", "true"},
 		"nul in argv":        {Version, "-net", "deny", "--", "tr\x00ue"},
 	}
 	for name, args := range cases {
