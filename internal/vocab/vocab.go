@@ -51,8 +51,6 @@ const Version = "sandbox-local/2"
 // the launcher.
 const TokenEnv = "SANDBOX_LOCAL_WRAP_TOKEN"
 
-
-
 // Launcher names: argv[0] of the re-executed binary, dispatched by reexec.
 const (
 	LandlockRun = "landlock-run"
