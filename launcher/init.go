@@ -14,6 +14,10 @@
 // failure before exec it prints one line "NAME: fatal: [TOKEN] reason" on
 // stderr and exits 125. Otherwise Init returns false at once.
 //
+// ns-run (the namespaces runner) never gets as far as Init: it is C that
+// runs from a constructor before the Go runtime starts (ns_stage1_linux.c,
+// ns_stage2_linux.c) and execs the command from there.
+//
 // Without Init, the re-executed binary would run the program's own main
 // with launcher arguments: package sandbox detects that and fails closed.
 package launcher
