@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -81,6 +82,9 @@ func run(rounds int) error {
 		}})
 	}
 	commands := [][]string{{"/bin/true"}, {"/bin/sh", "-c", "exit 0"}, {"git", "status", "--short"}}
+	if err := peakRSS(dir, ws, floor, pol); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcmp: peak RSS:", err)
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "command\tvariant\tmedian\tvs floor\tvs bwrap\t\n")
 	for _, argv := range commands {
@@ -161,4 +165,72 @@ func more(argv []string) string {
 		return " ..."
 	}
 	return ""
+}
+
+// peakRSS prints, for /bin/true, the maximum resident set of each variant
+// as GNU time measures it (the launcher and everything it runs). The
+// launchers are reached through symlinks named after them in a directory
+// put first in PATH, so that argv[0] is the launcher name reexec and the
+// ns-run constructor dispatch on.
+func peakRSS(dir, ws, floor string, pol sandbox.Policy) error {
+	gnuTime := "/usr/bin/time"
+	if _, err := os.Stat(gnuTime); err != nil {
+		return fmt.Errorf("%s not installed (apt-get install time)", gnuTime)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		return err
+	}
+	measure := func(env []string, argv ...string) (string, error) {
+		cmd := exec.Command(gnuTime, append([]string{"-f", "%M"}, argv...)...)
+		cmd.Dir, cmd.Env = ws, append(env, "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%v: %v: %s", argv, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return lines[len(lines)-1] + " KiB", nil
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "variant\tpeak RSS\t\n")
+	rows := [][2]string{}
+	v, err := measure(os.Environ(), "/bin/true")
+	if err != nil {
+		return err
+	}
+	rows = append(rows, [2]string{"bare", v})
+	if v, err = measure(os.Environ(), floor, "/bin/true"); err != nil {
+		return err
+	}
+	rows = append(rows, [2]string{"floor", v})
+	for _, runner := range []string{"landlock", "namespaces"} {
+		w, err := sandbox.New(sandbox.Config{Runners: []string{runner}}).Wrap(context.Background(), sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
+		if err != nil {
+			return err
+		}
+		link := filepath.Join(bin, w.Args[0])
+		os.Remove(link)
+		if err := os.Symlink(w.Path, link); err != nil {
+			w.Cleanup()
+			return err
+		}
+		v, err := measure(w.Env, w.Args...)
+		w.Cleanup()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, [2]string{runner, v})
+	}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		v, err := measure(os.Environ(), bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+			"--bind", ws, ws, "--unshare-all", "--die-with-parent", "/bin/true")
+		if err != nil {
+			return err
+		}
+		rows = append(rows, [2]string{"bwrap", v})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t\n", r[0], r[1])
+	}
+	return tw.Flush()
 }
