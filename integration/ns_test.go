@@ -124,12 +124,14 @@ func TestOnlyLoopbackUnderNetworkDeny(t *testing.T) {
 	}
 }
 
-// startMarked starts a wrapped shell that puts a uniquely named sleep in
-// the background and prints "ready"; it returns the launcher and the marker.
+// startMarked starts a wrapped shell script and waits for it to print
+// "ready". In the script, SLEEPER stands for a long-lived process whose
+// command line carries a unique marker (the test binary's sleep verb);
+// startMarked returns the launcher, the marker and the rest of stdout.
 func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio.Reader) {
 	t.Helper()
 	marker := randomName("sbx-bg-")
-	w := s.wrap(s.policy(), "/bin/sh", "-c", strings.ReplaceAll(script, "MARKER", marker))
+	w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, script, marker))
 	cmd := w.Command(t.Context())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -145,6 +147,25 @@ func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio
 		t.Fatalf("command did not get ready: %q %v", line, err)
 	}
 	return cmd, marker, r
+}
+
+func markedScript(t *testing.T, script, marker string) string {
+	return strings.ReplaceAll(script, "SLEEPER", self(t)+" "+toolArg+" sleep "+marker+" >/dev/null 2>&1")
+}
+
+// sleeperAlive waits for a marked sleeper to show up on the host.
+func sleeperAlive(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, pid := range markedAlive(marker) {
+			if b, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil && bytes.Contains(b, []byte("\x00sleep\x00"+marker)) {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("control: the marked sleeper %s never ran", marker)
 }
 
 // markedAlive lists host processes whose command line holds marker.
@@ -173,10 +194,25 @@ func waitGone(t *testing.T, marker string) {
 }
 
 func TestBackgroundProcessesDieWithTheSandbox(t *testing.T) {
+	// The sleepers start, the script says ready and lives one more second
+	// (long enough to see them running), then exits, leaving them behind.
+	script := "SLEEPER & (setsid SLEEPER &) ; echo ready; sleep 1"
+	// Control: unconfined, the same script leaves its sleepers running.
+	marker := randomName("sbx-bg-")
+	if out, err := exec.Command("/bin/sh", "-c", markedScript(t, script, marker)).Output(); err != nil || string(out) != "ready\n" {
+		t.Fatalf("control script: %q %v", out, err)
+	}
+	sleeperAlive(t, marker)
+	for _, pid := range markedAlive(marker) {
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
 	for _, runner := range only("namespaces") {
 		t.Run(runner, func(t *testing.T) {
 			s := newSbx(t, runner)
-			cmd, marker, _ := startMarked(t, s, "sleep 300 MARKER & (setsid sleep 301 MARKER &) ; echo ready")
+			cmd, marker, _ := startMarked(t, s, script)
+			sleeperAlive(t, marker)
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("command: %v", err)
 			}
@@ -189,10 +225,8 @@ func TestKillNineOfTheLauncherLeavesNothing(t *testing.T) {
 	for _, runner := range only("namespaces") {
 		t.Run(runner, func(t *testing.T) {
 			s := newSbx(t, runner)
-			cmd, marker, _ := startMarked(t, s, "sleep 300 MARKER & echo ready; wait")
-			if len(markedAlive(marker)) == 0 {
-				t.Fatal("control: the background process is not running")
-			}
+			cmd, marker, _ := startMarked(t, s, "SLEEPER & echo ready; wait")
+			sleeperAlive(t, marker)
 			cmd.Process.Kill()
 			cmd.Wait()
 			waitGone(t, marker)

@@ -325,6 +325,11 @@ func toolVerb(args []string) string {
 			return result(unix.SchedSetaffinity(pid, &set))
 		}
 		return "error: kind"
+	case "sleep":
+		// sleep MARKER...: a long-lived process whose command line carries
+		// the markers, so tests can find it on the host.
+		time.Sleep(300 * time.Second)
+		return "ok"
 	case "has-env":
 		if _, ok := os.LookupEnv(arg(1)); ok {
 			return "present"
