@@ -244,8 +244,13 @@ func TestProcPathsDoNotEscape(t *testing.T) {
 		os.Chdir(s.base) // the consumer's cwd, outside the workspace
 		defer os.Chdir(wd)
 		for what, p := range targets {
+			if what != "own cwd, dot-dot" && what != "dot-dot from ws" {
+				// Control: the path leads to the victim when nothing stops it.
+				wantOK(t, "control: read through "+what+" outside", hostTool(t, "read", strings.Replace(p, "/proc/self/", "/proc/"+consumer+"/", 1)))
+			}
 			wantDenied(t, "write through "+what, s.tool(s.policy(), "append", p), "EACCES", "EROFS", "ENOENT", "EPERM")
 		}
+		wantOK(t, "control: read through dot-dot outside", hostTool(t, "read", s.ws+"/../victim"))
 		wantContent(t, victim, "original\n")
 		// Control: the same links to a file inside the workspace work.
 		write(t, filepath.Join(s.ws, "mine"), "")
