@@ -20,6 +20,10 @@ func TestHardLinkIntoTheWorkspace(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		victim := filepath.Join(s.base, "victim")
 		write(t, victim, "original\n")
+		// Control: unconfined, the victim can be linked into the workspace.
+		ctl := filepath.Join(s.ws, "control-alias")
+		wantOK(t, "control: hard-link outside the sandbox", hostTool(t, "link", victim, ctl))
+		os.Remove(ctl)
 		alias := filepath.Join(s.ws, "alias")
 		got := s.tool(s.policy(), "link", victim, alias)
 		if got == "ok" {

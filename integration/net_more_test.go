@@ -38,6 +38,10 @@ func TestNetworkDenyEverySocketKind(t *testing.T) {
 		}
 		for name, k := range kinds {
 			args := []string{strconv.Itoa(k[0]), strconv.Itoa(k[1]), strconv.Itoa(k[2])}
+			if control := hostTool(t, "socket", args...); control != "ok" {
+				t.Logf("%s: cannot be made here even unconfined (%s): nothing to deny", name, control)
+				continue
+			}
 			got := s.tool(deny, "socket", args...)
 			ownNS := k[0] == unix.AF_NETLINK || (k[0] == unix.AF_INET || k[0] == unix.AF_INET6) && k[1] != unix.SOCK_RAW
 			if s.traits().ownNetwork && ownNS && got == "ok" {
