@@ -3,7 +3,6 @@ package launcher
 import (
 	"errors"
 	"os"
-	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/winacl"
@@ -41,6 +40,10 @@ func winaclRun(args []string) {
 	case spec.TempDir == "":
 		fatal(name, token, "no private temp dir (-t) given")
 	}
+	// TMP, TEMP and TMPDIR are forced to the session dir whatever their
+	// case: a consumer may have spawned the launcher with a differently
+	// cased copy that Windows would find first.
+	//
 	// The paths come in the vocabulary's slash form (/??/C:/...), which
 	// winacl.Canonicalize parses; NewLaunchSpec canonicalises the roots and
 	// the session dir itself.
@@ -52,7 +55,7 @@ func winaclRun(args []string) {
 	if err != nil {
 		fatal(name, token, "private temp dir: %v", err)
 	}
-	ls, err := winacl.NewLaunchSpec(spec.Writable, sessionDir, spec.Argv, dir, withSessionTemp(os.Environ(), sessionDir))
+	ls, err := winacl.NewLaunchSpec(spec.Writable, sessionDir, spec.Argv, dir, winacl.TempEnv(os.Environ(), sessionDir))
 	if err != nil {
 		fatal(name, token, "%v", err)
 	}
@@ -65,21 +68,4 @@ func winaclRun(args []string) {
 		fatal(name, token, "%v", err)
 	}
 	os.Exit(code)
-}
-
-// withSessionTemp returns env with TMP, TEMP and TMPDIR, in any case (names
-// are case-insensitive on Windows), pointing at the private temp dir only:
-// the provider sets them too, but a consumer may have spawned the launcher
-// with a differently cased copy that Windows would find first.
-func withSessionTemp(env []string, dir string) []string {
-	out := make([]string, 0, len(env)+3)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToUpper(k) {
-		case "TMP", "TEMP", "TMPDIR":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "TMP="+dir, "TEMP="+dir, "TMPDIR="+dir)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"io"
 	"io/fs"
 	"strconv"
@@ -217,9 +218,13 @@ func statusFile(dir string) string { return dir + statusSuffix }
 
 // Env returns base with TMP, TEMP and TMPDIR (any case) replaced by the
 // private temp dir.
-func (s *Session) Env(base []string) []string {
-	var out []string
-	for _, kv := range base {
+func (s *Session) Env(base []string) []string { return TempEnv(base, s.Dir) }
+
+// TempEnv returns env with TMP, TEMP and TMPDIR, in any case (names are
+// case-insensitive on Windows), pointing at dir only.
+func TempEnv(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(k) {
 		case "TMP", "TEMP", "TMPDIR":
@@ -227,7 +232,7 @@ func (s *Session) Env(base []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "TMP="+s.Dir, "TEMP="+s.Dir, "TMPDIR="+s.Dir)
+	return append(out, "TMP="+dir, "TEMP="+dir, "TMPDIR="+dir)
 }
 
 // LaunchSpec returns the spec the launcher runs argv with in dir (see
@@ -461,7 +466,7 @@ func isSessionID(s string) bool {
 
 // formatStatus is the content of a launcher status file.
 func formatStatus(reason string) []byte {
-	return []byte(statusMagic + "\n" + statusFatal + oneLine(reason) + "\n")
+	return []byte(statusMagic + "\n" + statusFatal + vocab.OneLine(reason) + "\n")
 }
 
 func parseStatus(b []byte) (reason string, failed bool) {
@@ -474,13 +479,4 @@ func parseStatus(b []byte) (reason string, failed bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(line, statusFatal), true
-}
-
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }

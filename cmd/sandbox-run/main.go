@@ -29,6 +29,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/launcher"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
@@ -167,13 +168,11 @@ func printError(stderr io.Writer, err error) {
 		if se.Err != nil {
 			msg += ": " + se.Err.Error()
 		}
-		fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", se.Code, oneLine(msg))
+		fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", se.Code, vocab.OneLine(msg))
 		return
 	}
-	fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeUnavailable, oneLine(err.Error()))
+	fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeUnavailable, vocab.OneLine(err.Error()))
 }
-
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // stderrKeep is how much of the command's stderr is kept for Classify: the
 // launcher's own lines come first, so the start is enough.

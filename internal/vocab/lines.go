@@ -31,9 +31,9 @@ func UnsignedFatalPrefix(name string) string {
 // characters in reason are replaced so it stays one line.
 func FatalLine(name, token, reason string) string {
 	if !ValidToken(token) {
-		return UnsignedFatalPrefix(name) + oneLine(reason)
+		return UnsignedFatalPrefix(name) + OneLine(reason)
 	}
-	return FatalPrefix(name, token) + oneLine(reason)
+	return FatalPrefix(name, token) + OneLine(reason)
 }
 
 // NoticePrefix starts the partial-enforcement notice a launcher prints on
@@ -53,7 +53,7 @@ func NoticeLine(name string, gaps []Gap) string {
 	for i, g := range gaps {
 		parts[i] = g.String()
 	}
-	return NoticePrefix(name) + oneLine(strings.Join(parts, "; "))
+	return NoticePrefix(name) + OneLine(strings.Join(parts, "; "))
 }
 
 // ProbeOKLine is what a launcher in probe mode prints on stdout when it
@@ -62,7 +62,9 @@ func ProbeOKLine(name, token string) string {
 	return name + ": probe ok [" + token + "]"
 }
 
-func oneLine(s string) string {
+// OneLine replaces control characters in s with spaces, so a reason that
+// holds a path (which may hold a newline or an escape) stays one line.
+func OneLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
