@@ -1,15 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -37,93 +30,12 @@ func (l landlockRunner) ready() error {
 	return nil
 }
 
-// probeTimeout bounds one functional probe.
-const probeTimeout = 10 * time.Second
-
 // probe spawns the launcher in probe mode with a spec granting one
 // directory: it must be able to write there and must be refused writing
 // next to it. Anything else, including a consumer whose main does not
 // start with launcher.Init, fails the probe.
 func (l landlockRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.LandlockRun, nil, nil)
-}
-
-// probeLauncher runs launcher name in probe mode with one writable
-// directory (and the read-only subpaths readOnly makes in it, if any), its
-// spec completed by complete, if any.
-func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), complete func(vocab.Spec) (vocab.Spec, error)) error {
-	exe, err := launcherPath()
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "sandbox-local-probe-")
-	if err == nil {
-		dir, err = filepath.EvalSymlinks(dir)
-	}
-	if err != nil {
-		return errorf("probe dir", err)
-	}
-	defer os.RemoveAll(dir)
-	allowed := filepath.Join(dir, "allowed")
-	if err := os.Mkdir(allowed, 0o700); err != nil {
-		return errorf("probe dir", err)
-	}
-	var ro []string
-	if readOnly != nil {
-		if ro, err = readOnly(allowed); err != nil {
-			return errorf("probe dir", err)
-		}
-	}
-	token, err := vocab.NewToken()
-	if err != nil {
-		return err
-	}
-	spec := vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true}
-	if complete != nil {
-		if spec, err = complete(spec); err != nil {
-			return err
-		}
-	}
-	args, err := vocab.Encode(name, spec)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Args = args
-	cmd.Env = append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token)
-	cmd.Dir = allowed
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	want := vocab.ProbeOKLine(name, token)
-	if runErr == nil && strings.TrimRight(stdout.String(), "\n") == want {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("probe did not finish: %w", ctx.Err())
-	}
-	if line := firstLine(stderr.String(), vocab.FatalPrefix(name, token)); line != "" {
-		return fmt.Errorf("probe failed: %s", strings.TrimPrefix(line, vocab.FatalPrefix(name, token)))
-	}
-	return fmt.Errorf("the re-executed binary did not answer the probe (is launcher.Init() the first statement of main?): stdout %q; stderr %q: %w", clip(stdout.String()), clip(stderr.String()), runErr)
-}
-
-func firstLine(s, prefix string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l
-		}
-	}
-	return ""
-}
-
-func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "..."
-	}
-	return s
 }
 
 func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
