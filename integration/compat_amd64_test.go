@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,9 +21,18 @@ const (
 
 // compatSocket makes a TCP socket through the 32-bit table (int 0x80) or
 // the x32 table, the classic ways around a filter written for x86_64.
-func compatSocket(table string) string {
+func compatSocket(table string) (answer string) {
 	switch table {
 	case "i386":
+		// Some hypervisors' kernels (this project's VMs among them) answer
+		// int 0x80 with a general protection fault even with IA32
+		// emulation built in: then no 32-bit table is reachable at all.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if recover() != nil {
+				answer = "int 0x80 faults (general protection)"
+			}
+		}()
 		r := int64(int32(int80(i386Socket, unix.AF_INET, unix.SOCK_STREAM, 0)))
 		if r < 0 {
 			return unix.ErrnoName(syscall.Errno(-r))
