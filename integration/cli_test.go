@@ -110,3 +110,25 @@ func TestCLIDoctor(t *testing.T) {
 		t.Errorf("doctor text does not say %s is selected:\n%s", linuxRunners[0], text)
 	}
 }
+
+// TestCLIAllowUnixSocket: --allow-unix-socket opens exactly the named
+// socket under network deny; without it the same connect is refused.
+func TestCLIAllowUnixSocket(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			d := newDaemon(t, filepath.Join(s.base, "agent.sock"), false)
+			out, errs, code := cli(t, s.ws, "--runner", runner, "--", self(t), toolArg, "connect-unix", d.path, "refused")
+			if code != 1 || (out != "EACCES\n" && out != "EPERM\n") {
+				t.Errorf("without the flag: exit %d stdout %q stderr %q; want 1 and a refusal", code, out, errs)
+			}
+			out, errs, code = cli(t, s.ws, "--runner", runner, "--allow-unix-socket", d.path, "--", self(t), toolArg, "connect-unix", d.path, "via-cli")
+			if code != 0 || out != "ok\n" || !d.received("via-cli") {
+				t.Errorf("with the flag: exit %d stdout %q stderr %q; want 0, ok and the message delivered", code, out, errs)
+			}
+			if !d.never("refused") {
+				t.Error("the refused connect reached the daemon")
+			}
+		})
+	}
+}

@@ -81,6 +81,17 @@ func toolVerb(args []string) string {
 			f.Close()
 		}
 		return result(err)
+	case "read-secret":
+		// read-secret PATH SECRET: ok only if PATH reads and holds SECRET
+		// (an empty stand-in, as a deny-read mount shows, is "hidden").
+		b, err := os.ReadFile(arg(1))
+		if err != nil {
+			return result(err)
+		}
+		if !strings.Contains(string(b), arg(2)) {
+			return "hidden"
+		}
+		return "ok"
 	case "readdir":
 		_, err := os.ReadDir(arg(1))
 		return result(err)
@@ -191,6 +202,13 @@ func toolVerb(args []string) string {
 			unix.Close(fd)
 		}
 		return result(err)
+	case "connect-unix":
+		// connect-unix PATH MSG: connect to a pathname stream socket and
+		// send MSG.
+		return result(sendUnix(unix.SOCK_STREAM, arg(1), arg(2)))
+	case "send-unix-dgram":
+		// send-unix-dgram PATH MSG: send MSG as one datagram to PATH.
+		return result(sendUnix(unix.SOCK_DGRAM, arg(1), arg(2)))
 	case "socketpair":
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err == nil {
@@ -350,6 +368,25 @@ func toolVerb(args []string) string {
 }
 
 // ptraceOnce attaches to pid and detaches again.
+// sendUnix sends msg to the pathname UNIX socket path, connecting first
+// for a stream socket, with sendto(2) for a datagram one.
+func sendUnix(kind int, path, msg string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, kind|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	to := &unix.SockaddrUnix{Name: path}
+	if kind == unix.SOCK_DGRAM {
+		return unix.Sendto(fd, []byte(msg), 0, to)
+	}
+	if err := unix.Connect(fd, to); err != nil {
+		return err
+	}
+	_, err = unix.Write(fd, []byte(msg))
+	return err
+}
+
 func ptraceOnce(pid int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

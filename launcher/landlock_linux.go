@@ -15,7 +15,9 @@ import (
 // landlockConfig is the ruleset for s: every filesystem right handled (so
 // all that is not granted is denied); TCP bind and connect handled with no
 // port allowed under network deny; signals always scoped to the sandbox,
-// abstract UNIX sockets too under network deny. Best effort: on an older
+// abstract UNIX sockets too under network deny; and under network deny
+// with UNIX sockets allowed by path, the resolution of pathname UNIX
+// sockets (granted on exactly those paths by planFS). Best effort: on an older
 // ABI go-landlock drops what the kernel lacks, and the launcher says so
 // with its notice line (vocab.LandlockKernelGaps).
 func landlockConfig(s vocab.Spec) landlock.Config {
@@ -26,6 +28,11 @@ func landlockConfig(s vocab.Spec) landlock.Config {
 	if !s.AllowNetwork {
 		c.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
 		c.Scoped |= landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
+		if len(s.UnixSockets) > 0 {
+			// seccomp lets UNIX sockets be created only in this case;
+			// Landlock (ABI 9) then limits which ones they reach.
+			c.HandledAccessFS |= landlock.AccessFSSet(ll.AccessFSResolveUnix)
+		}
 	}
 	return c.BestEffort()
 }

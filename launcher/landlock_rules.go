@@ -71,6 +71,10 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //   - /dev: read_dir, plus read-write on the devices list and on ownPTYs,
 //     the /dev/pts terminals of the command's standard descriptors.
 //   - writes: every writable root and the temp dir get writableTree.
+//   - UNIX sockets (network deny): each allowed socket gets resolve_unix,
+//     the one right that lets a connect or sendmsg reach it. A socket the
+//     command creates itself is reachable without a rule (it belongs to the
+//     same Landlock domain).
 func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	deny := append([]string{"/dev"}, s.DenyRead...)
 	listable := func(p string) bool { return !ancestorOfAny(p, s.DenyRead) && !contains(s.DenyRead, p) }
@@ -119,6 +123,11 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	}
 	if s.TempDir != "" {
 		out = append(out, grant{s.TempDir, writableTree})
+	}
+	if !s.AllowNetwork {
+		for _, u := range s.UnixSockets {
+			out = append(out, grant{u, ll.AccessFSResolveUnix})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

@@ -108,3 +108,36 @@ func TestRightsSets(t *testing.T) {
 		t.Fatalf("writableTree = %#x, want %#x", writableTree, want)
 	}
 }
+
+// TestPlanFSUnixSockets: under network deny each allowed UNIX socket gets
+// resolve_unix, and the ruleset handles that right only then (so every
+// other pathname socket is refused where the kernel has ABI 9); under
+// network allow nothing about UNIX sockets is planned.
+func TestPlanFSUnixSockets(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		spec        vocab.Spec
+		wantGrant   bool
+		wantHandled bool
+	}{
+		{"deny, none allowed", vocab.Spec{}, false, false},
+		{"deny, one allowed", vocab.Spec{UnixSockets: []string{"/run/agent.sock"}}, true, true},
+		{"allow", vocab.Spec{AllowNetwork: true, UnixSockets: []string{"/run/agent.sock"}}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := grantsOf(planFS(tc.spec, tree(), nil))
+			if acc, ok := got["/run/agent.sock"]; ok != tc.wantGrant || ok && acc != ll.AccessFSResolveUnix {
+				t.Errorf("grant on the socket: %#x (present %v), want resolve_unix only: %v", acc, ok, tc.wantGrant)
+			}
+			for p, acc := range got {
+				if p != "/run/agent.sock" && acc&ll.AccessFSResolveUnix != 0 {
+					t.Errorf("%s also gets resolve_unix", p)
+				}
+			}
+			handled := uint64(landlockConfig(tc.spec).HandledAccessFS)&ll.AccessFSResolveUnix != 0
+			if handled != tc.wantHandled {
+				t.Errorf("resolve_unix handled: %v, want %v", handled, tc.wantHandled)
+			}
+		})
+	}
+}

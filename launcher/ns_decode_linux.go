@@ -48,6 +48,7 @@ func cDecode(args []string) (vocab.Spec, error) {
 		Writable:     list(s.writable, s.nwritable),
 		ReadOnly:     list(s.ro, s.nro),
 		DenyRead:     list(s.deny, s.ndeny),
+		UnixSockets:  list(s.unixsock, s.nunixsock),
 		Argv:         list(s.cmd, s.ncmd),
 		AllowNetwork: s.allow_net != 0,
 		RequireFull:  s.require_full != 0,
@@ -65,5 +66,6 @@ func cDecode(args []string) (vocab.Spec, error) {
 	C.free(unsafe.Pointer(s.writable))
 	C.free(unsafe.Pointer(s.ro))
 	C.free(unsafe.Pointer(s.deny))
+	C.free(unsafe.Pointer(s.unixsock))
 	return spec, nil
 }

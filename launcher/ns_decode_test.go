@@ -24,6 +24,7 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Writable: []string{"/"}, Argv: []string{"x"}},
 		{Token: tok, Seccomp: "0600000000ff7f00", Argv: []string{"x"}},
+		{Token: tok, UnixSockets: []string{"/run/user/1000/agent.sock", "/tmp/odd name\n"}, Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -56,6 +57,8 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-net", "deny", "-probe", "--", "true"}, {v, "-t", "/a", "-t", "/b", "-net", "deny", "--", "true"},
 		{v, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
 		{v, "-t", "", "-net", "deny", "--", "true"}, {v, "-C", "", "-net", "deny", "--", "true"},
+		{v, "-u", "sock", "-net", "deny", "--", "true"}, {v, "-u", "/run/../sock", "-net", "deny", "--", "true"},
+		{v, "-net", "deny", "-u"},
 		{v, "-seccomp", "0600", "-net", "deny", "--", "true"}, {v, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
 	}
 	for _, args := range cases {
@@ -70,7 +73,7 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 // FuzzCDecoder: on any argv the two decoders agree on accept or refuse,
 // and on what they accept.
 func FuzzCDecoder(f *testing.F) {
-	seed, _ := vocab.Encode(vocab.NsRun, vocab.Spec{Token: tok, Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/s"}, Dir: "/ws", Argv: []string{"true"}})
+	seed, _ := vocab.Encode(vocab.NsRun, vocab.Spec{Token: tok, Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/s"}, UnixSockets: []string{"/u"}, Dir: "/ws", Argv: []string{"true"}})
 	f.Add(strings.Join(seed[1:], "\x1f"))
 	f.Add(vocab.Version + "\x1f-net\x1fallow\x1f-probe\x1f-w\x1f/a\x1f--")
 	f.Fuzz(func(t *testing.T, joined string) {

@@ -7,8 +7,8 @@
 // spec is a decoded launcher argv (see internal/vocab); cmd is
 // NULL-terminated (it ends where argv does).
 struct spec {
-	char **writable, **ro, **deny, **cmd;
-	int nwritable, nro, ndeny, ncmd;
+	char **writable, **ro, **deny, **unixsock, **cmd;
+	int nwritable, nro, ndeny, nunixsock, ncmd;
 	char *tempdir, *dir, *seccomp;
 	int allow_net, require_full, probe;
 };

@@ -16,6 +16,7 @@ func grants(fsys fileSystem, r *resolved, token, tempDir string) vocab.Spec {
 		Token:        token,
 		TempDir:      tempDir,
 		DenyRead:     append([]string(nil), r.denyRead...),
+		UnixSockets:  append([]string(nil), r.unixSockets...),
 		Dir:          r.dir,
 		AllowNetwork: r.allowNetwork,
 		RequireFull:  r.requireFull,

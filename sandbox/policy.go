@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +29,8 @@ type NetworkMode string
 
 const (
 	// NetworkDeny (the default): no sockets but socketpair(2); no TCP, UDP,
-	// raw, netlink, or UNIX sockets to host daemons.
+	// raw, netlink, or UNIX sockets to host daemons, except the sockets
+	// listed in Policy.AllowUnixSockets.
 	NetworkDeny NetworkMode = "deny"
 	// NetworkAllow: the network is not confined.
 	NetworkAllow NetworkMode = "allow"
@@ -50,6 +53,16 @@ type Policy struct {
 	DenyRead []string `json:"deny_read,omitempty"`
 	// Network defaults to NetworkDeny.
 	Network NetworkMode `json:"network,omitempty"`
+	// AllowUnixSockets are absolute paths of pathname UNIX sockets the
+	// command may connect (and send datagrams) to even under network deny:
+	// an ssh-agent, a language server, a test database. Every other UNIX
+	// socket of the host stays unreachable where the runner can confine
+	// sockets by path (Linux: Landlock ABI 9; macOS: always); elsewhere the
+	// wrap is partial and a gap says so. A symlink is resolved to the
+	// socket it names; a path that does not exist yet is kept as given
+	// (it is reachable only if a socket is there by launch). Under
+	// NetworkAllow the listed sockets are reachable like every other one.
+	AllowUnixSockets []string `json:"allow_unix_sockets,omitempty"`
 	// RequireFull makes Wrap fail with SANDBOX_UNAVAILABLE instead of
 	// returning partial enforcement.
 	RequireFull bool `json:"require_full,omitempty"`
@@ -80,6 +93,7 @@ type resolved struct {
 	writableRoots []string // workspace first in workspace-write; empty in read-only
 	extraRO       []string // caller's ReadOnlySubpaths, validated, unexpanded
 	denyRead      []string
+	unixSockets   []string
 	allowNetwork  bool
 	requireFull   bool
 }
@@ -172,6 +186,19 @@ func validate(req Request) (*resolved, error) {
 		}
 	}
 
+	for _, u := range p.AllowUnixSockets {
+		sock, err := unixSocket(u)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range r.denyRead {
+			if d == u || d == sock {
+				return nil, invalidf("UNIX socket %q is also a deny-read path", u)
+			}
+		}
+		r.unixSockets = appendUnique(r.unixSockets, sock)
+	}
+
 	r.dir = ws
 	if req.Dir != "" {
 		d, err := existingDir("working directory", req.Dir)
@@ -222,6 +249,31 @@ func existingDir(what, p string) (string, error) {
 	}
 	if !fi.IsDir() {
 		return "", invalidf("%s %q is not a directory", what, p)
+	}
+	return real, nil
+}
+
+// unixSocket validates an allowed UNIX socket path: absolute and clean; if
+// something is there, it must be a socket, and a symlink is resolved to it
+// (a rule attaches to what a path resolves to). A path with nothing there
+// yet is returned as given.
+func unixSocket(p string) (string, error) {
+	if err := absPath("UNIX socket", p); err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("UNIX socket %q", p), Err: err}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("UNIX socket %q", p), Err: err}
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return "", invalidf("UNIX socket %q is not a socket", p)
 	}
 	return real, nil
 }

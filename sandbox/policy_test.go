@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,8 +44,17 @@ func TestValidateRejects(t *testing.T) {
 		"escaping read-only sub":  func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"../x"} },
 		"unclean read-only sub":   func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"a//b"} },
 		"dot read-only sub":       func(r *Request) { r.Policy.ReadOnlySubpaths = []string{"."} },
-		"relative dir":            func(r *Request) { r.Dir = "sub" },
-		"missing dir":             func(r *Request) { r.Dir = filepath.Join(ws, "nope") },
+		"relative UNIX socket":    func(r *Request) { r.Policy.AllowUnixSockets = []string{"agent.sock"} },
+		"unclean UNIX socket":     func(r *Request) { r.Policy.AllowUnixSockets = []string{"/run/../agent.sock"} },
+		"nul in UNIX socket":      func(r *Request) { r.Policy.AllowUnixSockets = []string{"/run/a\x00"} },
+		"UNIX socket is a file":   func(r *Request) { r.Policy.AllowUnixSockets = []string{file} },
+		"UNIX socket is a dir":    func(r *Request) { r.Policy.AllowUnixSockets = []string{ws} },
+		"UNIX socket denied": func(r *Request) {
+			r.Policy.AllowUnixSockets = []string{"/run/x.sock"}
+			r.Policy.DenyRead = []string{"/run/x.sock"}
+		},
+		"relative dir": func(r *Request) { r.Dir = "sub" },
+		"missing dir":  func(r *Request) { r.Dir = filepath.Join(ws, "nope") },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -95,6 +105,32 @@ func TestValidateResolvesPaths(t *testing.T) {
 	}
 	if !r.allowNetwork {
 		t.Error("network allow lost")
+	}
+}
+
+// TestValidateUnixSockets: a socket is taken as the socket a symlink
+// names; a path with nothing there yet is kept as given; duplicates go.
+func TestValidateUnixSockets(t *testing.T) {
+	ws := t.TempDir()
+	sock := filepath.Join(ws, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	link := filepath.Join(ws, "agent-link")
+	os.Symlink(sock, link)
+	missing := filepath.Join(ws, "later.sock")
+	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: ws,
+		AllowUnixSockets: []string{link, sock, missing}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{sock, missing}; !reflect.DeepEqual(r.unixSockets, want) {
+		t.Errorf("UNIX sockets %q, want %q", r.unixSockets, want)
+	}
+	if s := grants(osFS{}, r, "", "/tmp/t"); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
+		t.Errorf("spec UNIX sockets %q, want %q", s.UnixSockets, r.unixSockets)
 	}
 }
 

@@ -16,8 +16,11 @@ import (
 // deny) net namespaces, in the re-executed binary: the ns-run launcher of
 // package launcher, all of it C that runs before (and instead of) the Go
 // runtime. It is the Linux runner that can keep .git read-only inside the
-// workspace.
-type namespacesRunner struct{}
+// workspace. Where the kernel's Landlock can confine UNIX socket lookups by
+// path, it also confines the allowed UNIX sockets with Landlock.
+type namespacesRunner struct {
+	abi func() int // the kernel's Landlock ABI; tests may fake it
+}
 
 func (namespacesRunner) name() string { return "namespaces" }
 
@@ -71,7 +74,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
 	w.Path, w.Args = exe, args
-	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, os.Lstat))
+	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, n.abi(), os.Lstat))
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,

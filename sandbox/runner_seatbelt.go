@@ -41,6 +41,7 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		DenyRead:         spec.DenyRead,
 		TempDir:          spec.TempDir,
 		AllowNetwork:     spec.AllowNetwork,
+		UnixSockets:      spec.UnixSockets,
 	}
 	prof, err := seatbelt.Build(s.fsys, ss)
 	if err == nil {

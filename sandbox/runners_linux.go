@@ -7,5 +7,5 @@ import "github.com/bo-agent/sandbox-local/internal/hostinfo"
 // a private network) and landlock, which needs no namespaces (containers,
 // hardened hosts).
 func platformRunners() []runner {
-	return []runner{namespacesRunner{}, landlockRunner{abi: hostinfo.LandlockABI}}
+	return []runner{namespacesRunner{abi: hostinfo.LandlockABI}, landlockRunner{abi: hostinfo.LandlockABI}}
 }

@@ -298,16 +298,21 @@ func writeSockets(w *profileWriter, rs resolvedSpec) {
 		w.line("; UNIX sockets: created freely (socketpair), bound and connected to")
 		w.line("; nowhere, so no daemon of the host is reachable.")
 		w.line("(allow system-socket (socket-domain AF_UNIX))")
-		w.line()
-		return
+	} else {
+		w.line("; UNIX sockets: created freely, bound and connected to only inside the")
+		w.line("; private temporary directory, so the command reaches servers it starts")
+		w.line("; itself and no daemon of the host.")
+		w.line("(allow system-socket (socket-domain AF_UNIX))")
+		tmp := w.param("TEMP_DIR", rs.tempDir)
+		w.line("(allow network-bind (local unix-socket (subpath ", tmp, ")))")
+		w.line("(allow network-outbound (remote unix-socket (subpath ", tmp, ")))")
 	}
-	w.line("; UNIX sockets: created freely, bound and connected to only inside the")
-	w.line("; private temporary directory, so the command reaches servers it starts")
-	w.line("; itself and no daemon of the host.")
-	w.line("(allow system-socket (socket-domain AF_UNIX))")
-	tmp := w.param("TEMP_DIR", rs.tempDir)
-	w.line("(allow network-bind (local unix-socket (subpath ", tmp, ")))")
-	w.line("(allow network-outbound (remote unix-socket (subpath ", tmp, ")))")
+	if len(rs.sockets) > 0 {
+		w.line("; The host's UNIX sockets the policy allows, each by its exact path.")
+		for i, p := range rs.sockets {
+			w.line("(allow network-outbound (remote unix-socket (path-literal ", w.param(indexed("UNIX_SOCKET", i), p), ")))")
+		}
+	}
 	w.line()
 }
 

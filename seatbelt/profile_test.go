@@ -390,3 +390,40 @@ func TestProfileGrowsLinearly(t *testing.T) {
 		t.Errorf("300 read-only subpaths make %d bytes of text", len(three.Text))
 	}
 }
+
+// TestProfileUnixSockets: an allowed host socket is reachable by its exact,
+// canonical path (a parameter, never text), in both network modes, and no
+// other host socket is.
+func TestProfileUnixSockets(t *testing.T) {
+	for _, network := range []bool{false, true} {
+		spec := Spec{TempDir: tmpDir, AllowNetwork: network, UnixSockets: []string{"/tmp/agent.sock"}}
+		p := buildCase(t, spec)
+		forms, err := parseSBPL(p.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var literal []string
+		for _, f := range forms {
+			s := f.String()
+			if f.head() == "allow" && strings.Contains(s, "remote unix-socket") && !strings.Contains(s, `(param "TEMP_DIR")`) && !strings.Contains(s, `(param "MDNS_SOCKET")`) {
+				literal = append(literal, s)
+			}
+		}
+		want := `(allow network-outbound (remote unix-socket (path-literal (param "UNIX_SOCKET_0"))))`
+		if len(literal) != 1 || literal[0] != want {
+			t.Errorf("network %v: host socket rules %q, want exactly %q", network, literal, want)
+		}
+		if strings.Contains(p.Text, "agent.sock") {
+			t.Errorf("network %v: the socket path is in the profile text", network)
+		}
+		found := false
+		for _, prm := range p.Params {
+			if prm.Name == "UNIX_SOCKET_0" {
+				found = prm.Value == "/private/tmp/agent.sock"
+			}
+		}
+		if !found {
+			t.Errorf("network %v: UNIX_SOCKET_0 missing or not canonical: %v", network, p.Params)
+		}
+	}
+}

@@ -30,8 +30,12 @@ type Spec struct {
 	// none (then nothing is writable in read-only mode but devices).
 	TempDir string
 	// AllowNetwork opens IP networking (and DNS through mDNSResponder).
-	// UNIX sockets of the host's daemons stay closed either way.
+	// UNIX sockets of the host's daemons stay closed either way, but for
+	// UnixSockets.
 	AllowNetwork bool
+	// UnixSockets are pathname UNIX sockets of the host the command may
+	// connect to (an ssh-agent, a database), in either network mode.
+	UnixSockets []string
 }
 
 // resolvedSpec is a Spec after canonicalisation: what the profile is
@@ -43,6 +47,7 @@ type resolvedSpec struct {
 	denyRead []protectedAs // one per DenyRead entry, in order
 	guards   []string      // parents and symlinks, inside a writable path, that must not be renamed
 	network  bool
+	sockets  []string // allowed UNIX sockets, canonical
 }
 
 // protectedAs is one protected path in its two canonical spellings.
@@ -119,6 +124,13 @@ func resolveSpec(r *resolver, s Spec) (resolvedSpec, error) {
 			return resolvedSpec{}, err
 		}
 		rs.denyRead = append(rs.denyRead, pa)
+	}
+	for _, p := range s.UnixSockets {
+		c, err := full("UNIX socket", p)
+		if err != nil {
+			return resolvedSpec{}, err
+		}
+		rs.sockets = append(rs.sockets, c)
 	}
 	rs.guards = keepGuards(guards, rs)
 	return rs, nil

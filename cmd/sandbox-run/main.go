@@ -1,8 +1,8 @@
 // Command sandbox-run runs one command under a sandbox policy.
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-//	            [--deny-read PATH]... [--network deny|allow] [--runner auto|namespaces|landlock]
-//	            [--require-full] [--json-report FILE] -- CMD [ARG...]
+//	            [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
+//	            [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
 //	sandbox-run doctor [--json]
 //
 // The exit status is the command's. When the sandbox cannot confine the
@@ -54,8 +54,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-                   [--deny-read PATH]... [--network deny|allow] [--runner auto|namespaces|landlock]
-                   [--require-full] [--json-report FILE] -- CMD [ARG...]
+                   [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
+                   [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
        sandbox-run doctor [--json]
 `)
 }
@@ -69,9 +69,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { usage(stderr) }
 	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
 	workspace := fs.String("workspace", "", "workspace directory (default: the current directory)")
-	var allowWrite, denyRead listFlag
+	var allowWrite, denyRead, unixSockets listFlag
 	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
 	fs.Var(&denyRead, "deny-read", "path the command may not read (repeatable)")
+	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
 	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
 	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
@@ -103,6 +104,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i := range denyRead {
 		denyRead[i] = absolute(denyRead[i])
 	}
+	for i := range unixSockets {
+		unixSockets[i] = absolute(unixSockets[i])
+	}
 	var cfg sandbox.Config
 	cached := ""
 	if *runnerName != "auto" {
@@ -115,12 +119,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Argv: argv,
 		Dir:  wd,
 		Policy: sandbox.Policy{
-			Mode:          sandbox.Mode(*mode),
-			Workspace:     ws,
-			WritableRoots: allowWrite,
-			DenyRead:      denyRead,
-			Network:       sandbox.NetworkMode(*network),
-			RequireFull:   *requireFull,
+			Mode:             sandbox.Mode(*mode),
+			Workspace:        ws,
+			WritableRoots:    allowWrite,
+			DenyRead:         denyRead,
+			AllowUnixSockets: unixSockets,
+			Network:          sandbox.NetworkMode(*network),
+			RequireFull:      *requireFull,
 		},
 	}
 	ctx := context.Background()

@@ -25,9 +25,27 @@ const (
 	Namespaces
 )
 
-// ipFamilies are the socket families the namespaces runner allows under
-// network deny, all confined to the sandbox's own network namespace.
-var ipFamilies = map[int]bool{unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
+// allowedFamilies are the socket families socket(2) may create under
+// network deny:
+//
+//   - namespaces: IP and netlink, which the sandbox's own network namespace
+//     holds in (it has only its own loopback). Every other family is
+//     refused: UNIX sockets reach the host's daemons through the file
+//     system, vsock and the like are not namespaced at all.
+//   - landlock: none.
+//   - both: UNIX when the spec allows some UNIX sockets by path; the
+//     launcher then confines their lookups with Landlock where the kernel
+//     can (vocab.UnixSocketGaps says where it cannot).
+func allowedFamilies(s vocab.Spec, profile Profile) map[int]bool {
+	allowed := map[int]bool{}
+	if profile == Namespaces {
+		allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
+	}
+	if len(s.UnixSockets) > 0 {
+		allowed[unix.AF_UNIX] = true
+	}
+	return allowed
+}
 
 // denySocketFamilies refuses socket(2) for every family but allowed: one
 // rule per family below AF_MAX, and one for AF_MAX and above (which also
@@ -73,12 +91,13 @@ var namespaceDenied = []string{
 //
 //   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
 //     the controlling terminal, which runs them after the sandbox exits);
-//   - under network deny: socket(2) of every family, UNIX included (a UNIX
-//     socket reaches host daemons: D-Bus and systemd --user can start
-//     processes outside the sandbox, ssh-agent signs with the user's keys,
-//     Docker's socket is root), and io_uring, whose socket and connect
-//     operations never pass through the socket syscalls. socketpair(2)
-//     stays allowed: it connects nothing outside the process tree.
+//   - under network deny: socket(2) of every family, UNIX included unless
+//     the spec allows UNIX sockets by path (a UNIX socket reaches host
+//     daemons: D-Bus and systemd --user can start processes outside the
+//     sandbox, ssh-agent signs with the user's keys, Docker's socket is
+//     root), and io_uring, whose socket and connect operations never pass
+//     through the socket syscalls. socketpair(2) stays allowed: it
+//     connects nothing outside the process tree.
 //
 // Both also refuse (namespaceDenied) mounts, new user namespaces (where
 // capabilities come back), entering other namespaces, kernel keyrings,
@@ -153,12 +172,8 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile Profile) error {
 				return err
 			}
 		}
-		if profile == Namespaces {
-			// The network namespace holds IP (and netlink) in: it has only
-			// its own loopback. Every other family is refused: UNIX sockets
-			// reach the host's daemons through the file system, vsock and
-			// the like are not namespaced at all.
-			if err := denySocketFamilies(f, eacces, ipFamilies); err != nil {
+		if allowed := allowedFamilies(s, profile); len(allowed) > 0 {
+			if err := denySocketFamilies(f, eacces, allowed); err != nil {
 				return err
 			}
 		} else if err := add("socket", eacces); err != nil {

@@ -3,6 +3,7 @@ package vocab
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 )
 
 // Gap names one part of a policy that a runner could not enforce.
@@ -25,6 +26,9 @@ const (
 	ABINetTCP   = 4 // TCP bind and connect
 	ABIIoctlDev = 5 // ioctl on device files
 	ABIScopes   = 6 // abstract UNIX socket and signal scoping
+	// ABIResolveUnix: connect(2) and sendmsg(2) to pathname UNIX sockets,
+	// confined by path (LANDLOCK_ACCESS_FS_RESOLVE_UNIX).
+	ABIResolveUnix = 9
 )
 
 // LandlockGaps returns the gaps a landlock launcher has on a kernel of
@@ -66,6 +70,7 @@ func LandlockKernelGaps(abi int, s Spec) []Gap {
 	if !s.AllowNetwork && abi < ABINetTCP {
 		gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d has no TCP rules (needs ABI %d): network deny rests on seccomp alone", abi, ABINetTCP)})
 	}
+	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	if abi < ABIScopes {
 		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user", abi, ABIScopes)})
 		if !s.AllowNetwork {
@@ -93,6 +98,20 @@ func Within(p, root string) bool {
 	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
 }
 
+// UnixSocketGaps is the gap of allowing some pathname UNIX sockets under
+// network deny on a kernel whose Landlock cannot confine UNIX socket
+// lookups by path: both Linux runners then have to let the command create
+// UNIX sockets at all, and every socket the user may write to is reachable.
+// With no socket allowed, seccomp refuses UNIX sockets outright on any
+// kernel, and under network allow every socket is open anyway (see
+// AllowNetworkGaps).
+func UnixSocketGaps(abi int, s Spec) []Gap {
+	if s.AllowNetwork || len(s.UnixSockets) == 0 || abi >= ABIResolveUnix {
+		return nil
+	}
+	return []Gap{{"ipc", fmt.Sprintf("allowed UNIX sockets cannot be confined by path on Landlock ABI %d (needs ABI %d): every pathname UNIX socket the user can write to is reachable, not only %s", abi, ABIResolveUnix, strings.Join(s.UnixSockets, ", "))}}
+}
+
 // AllowNetworkGaps are the gaps of network allow on every Linux runner: a
 // UNIX socket reaches the host's daemons, some of which act outside the
 // sandbox on the command's behalf.
@@ -108,7 +127,10 @@ func AllowNetworkGaps(s Spec) []Gap {
 // (mount(2) follows a final symlink and cannot cover the link itself).
 // lstat is os.Lstat, or a fake in tests. Provider and launcher call it on
 // the same spec, so the report matches what the launcher does.
-func NamespaceGaps(s Spec, lstat func(string) (fs.FileInfo, error)) []Gap {
+//
+// abi is the kernel's Landlock ABI: the namespaces launcher confines
+// allowed UNIX sockets with Landlock where the kernel can (UnixSocketGaps).
+func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []Gap {
 	var gaps []Gap
 	for _, p := range s.ReadOnly {
 		fi, err := lstat(p)
@@ -124,5 +146,6 @@ func NamespaceGaps(s Spec, lstat func(string) (fs.FileInfo, error)) []Gap {
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
 		}
 	}
+	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	return append(gaps, AllowNetworkGaps(s)...)
 }

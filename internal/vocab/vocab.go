@@ -21,6 +21,7 @@
 //	-t PATH   private temp dir (writable)
 //	-r PATH   read-only subpath under a writable root
 //	-d PATH   deny-read path
+//	-u PATH   pathname UNIX socket the command may connect to
 //	-C DIR    working directory of the command
 //	-net MODE allow or deny
 //	-seccomp HEX the namespaces launcher's seccomp program (its set-up is C;
@@ -45,7 +46,7 @@ import (
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/2"
+const Version = "sandbox-local/3"
 
 // TokenEnv is the environment variable that carries the wrap's token to
 // the launcher.
@@ -85,6 +86,10 @@ type Spec struct {
 	ReadOnly []string
 	// DenyRead are paths the command may not read.
 	DenyRead []string
+	// UnixSockets are the pathname UNIX sockets the command may connect
+	// to (and send datagrams to) under network deny; every other UNIX
+	// socket of the host stays out of reach.
+	UnixSockets []string
 	// Dir is the command's working directory.
 	Dir string
 	// AllowNetwork lifts the network confinement.
@@ -144,6 +149,9 @@ func Encode(name string, s Spec) ([]string, error) {
 	for _, p := range s.DenyRead {
 		args = append(args, "-d", p)
 	}
+	for _, p := range s.UnixSockets {
+		args = append(args, "-u", p)
+	}
 	if s.Dir != "" {
 		args = append(args, "-C", s.Dir)
 	}
@@ -191,7 +199,7 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-d", "-C", "-net", "-seccomp":
+		case "-w", "-t", "-r", "-d", "-u", "-C", "-net", "-seccomp":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -213,6 +221,8 @@ func Decode(args []string) (Spec, error) {
 			s.ReadOnly = append(s.ReadOnly, val)
 		case "-d":
 			s.DenyRead = append(s.DenyRead, val)
+		case "-u":
+			s.UnixSockets = append(s.UnixSockets, val)
 		case "-C":
 			if s.Dir != "" {
 				return s, fmt.Errorf("%w: -C given twice", ErrMalformed)
@@ -282,6 +292,11 @@ func (s Spec) validate() error {
 	}
 	for _, p := range s.DenyRead {
 		if err := check("deny-read path", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.UnixSockets {
+		if err := check("UNIX socket", p); err != nil {
 			return err
 		}
 	}

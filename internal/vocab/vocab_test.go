@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"errors"
+	"io/fs"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Seccomp: "0600000000ff7f00" + "0600000000000000", Argv: []string{"x"}},
+		{Token: tok, UnixSockets: []string{"/run/user/1000/ssh-agent.sock", "/tmp/-u"}, Argv: []string{"-u", "/x"}},
 	}
 	for i, s := range cases {
 		args, err := Encode(LandlockRun, s)
@@ -60,6 +62,8 @@ func TestDecodeRejects(t *testing.T) {
 		"relative root":      {Version, "-w", "ws", "-net", "deny", "--", "true"},
 		"unclean root":       {Version, "-w", "/ws/../etc", "-net", "deny", "--", "true"},
 		"empty path":         {Version, "-d", "", "-net", "deny", "--", "true"},
+		"relative socket":    {Version, "-u", "agent.sock", "-net", "deny", "--", "true"},
+		"socket no value":    {Version, "-net", "deny", "-u"},
 		"nul in path":        {Version, "-r", "/ws/\x00x", "-net", "deny", "--", "true"},
 		"no command":         {Version, "-net", "deny", "--"},
 		"probe with command": {Version, "-net", "deny", "-probe", "--", "true"},
@@ -130,6 +134,8 @@ func TestLines(t *testing.T) {
 func TestLandlockKernelGapsByABI(t *testing.T) {
 	deny := Spec{}
 	allow := Spec{AllowNetwork: true}
+	socks := Spec{UnixSockets: []string{"/run/agent.sock"}}
+	socksAllow := Spec{AllowNetwork: true, UnixSockets: []string{"/run/agent.sock"}}
 	cases := []struct {
 		abi  int
 		s    Spec
@@ -144,6 +150,10 @@ func TestLandlockKernelGapsByABI(t *testing.T) {
 		{6, deny, nil},
 		{7, deny, nil},
 		{9, allow, nil},
+		{7, socks, []string{"ipc"}},
+		{8, socks, []string{"ipc"}},
+		{9, socks, nil},
+		{7, socksAllow, nil}, // network allow: every socket is open anyway (AllowNetworkGaps)
 	}
 	for _, c := range cases {
 		var got []string
@@ -168,6 +178,23 @@ func TestLandlockGapsNameReadOnlyAndInnerDenyRead(t *testing.T) {
 		if !strings.Contains(gaps[i].Reason, p) {
 			t.Errorf("gap %d = %q, want it to name %s", i, gaps[i], p)
 		}
+	}
+}
+
+// TestUnixSocketGapNamesTheSockets: the gap says which sockets were meant
+// and which ABI would confine them, in both runners' reports.
+func TestUnixSocketGapNamesTheSockets(t *testing.T) {
+	s := Spec{UnixSockets: []string{"/run/a.sock", "/tmp/b.sock"}}
+	for name, gaps := range map[string][]Gap{
+		"landlock":   LandlockKernelGaps(7, s),
+		"namespaces": NamespaceGaps(s, 7, func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }),
+	} {
+		if len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/run/a.sock, /tmp/b.sock") || !strings.Contains(gaps[0].Reason, "needs ABI 9") {
+			t.Errorf("%s: gaps %v, want one naming both sockets and ABI 9", name, gaps)
+		}
+	}
+	if gaps := NamespaceGaps(s, 9, func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }); len(gaps) != 0 {
+		t.Errorf("namespaces on ABI 9: gaps %v, want none", gaps)
 	}
 }
 
