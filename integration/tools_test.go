@@ -92,6 +92,34 @@ func toolVerb(args []string) string {
 			return "hidden"
 		}
 		return "ok"
+	case "open":
+		// open PATH: open read-only (the access check of /proc/PID/mem
+		// happens here; reading needs a mapped offset).
+		f, err := os.Open(arg(1))
+		if err == nil {
+			f.Close()
+		}
+		return result(err)
+	case "sysv-read":
+		// sysv-read KEY SECRET: ok only if the System V shared memory
+		// segment KEY attaches and holds SECRET.
+		key, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: key"
+		}
+		id, err := unix.SysvShmGet(key, 0, 0)
+		if err != nil {
+			return result(err)
+		}
+		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+		if err != nil {
+			return result(err)
+		}
+		defer unix.SysvShmDetach(b)
+		if !strings.HasPrefix(string(b), arg(2)) {
+			return "hidden"
+		}
+		return "ok"
 	case "readdir":
 		_, err := os.ReadDir(arg(1))
 		return result(err)
