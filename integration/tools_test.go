@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bo-agent/sandbox-local/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,6 +102,21 @@ func toolVerb(args []string) string {
 			f.Close()
 		}
 		return result(err)
+	case "consume":
+		// consume RUNNER WS CMD...: a consumer of the library that wraps
+		// CMD under workspace-write on WS, starts it, says "started", and
+		// waits for it (to be killed while it waits).
+		w, err := sandbox.New(sandbox.Config{Runners: []string{arg(1)}}).Wrap(context.Background(),
+			sandbox.Request{Argv: args[3:], Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: arg(2)}})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		c := w.Command(context.Background())
+		if err := c.Start(); err != nil {
+			return "error: " + err.Error()
+		}
+		fmt.Println("started")
+		return result(c.Wait())
 	case "sysv-read":
 		// sysv-read KEY SECRET: ok only if the System V shared memory
 		// segment KEY attaches and holds SECRET.
