@@ -53,3 +53,39 @@ func TestKillNineOfTheConsumer(t *testing.T) {
 		wantAbsent(t, escape)
 	})
 }
+
+// TestLeftBehindProcessesStayConfined: under landlock a double-forked
+// process outlives the command (no pid namespace to end it; namespaces
+// ends it, see TestBackgroundProcessesDieWithTheSandbox) and keeps the
+// Landlock domain and the seccomp filter: after the command is gone, its
+// writes land inside the workspace only.
+func TestLeftBehindProcessesStayConfined(t *testing.T) {
+	for _, runner := range only("landlock") {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			after := filepath.Join(s.ws, "after-exit")
+			escape := filepath.Join(s.base, "escape")
+			done := filepath.Join(s.ws, "done")
+			inner := "sleep 1; echo x > '" + after + "'; echo y > '" + escape + "'; echo z > '" + done + "'"
+			r := s.run(s.policy(), "/bin/sh", "-c", `(setsid /bin/sh -c "`+inner+`" >/dev/null 2>&1 &); exit 0`)
+			if r.code != 0 {
+				t.Fatalf("command: exit %d stderr %q", r.code, r.stderr)
+			}
+			if _, err := os.Stat(done); err == nil {
+				t.Fatal("the left-behind process finished before the command exited: the test proves nothing")
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if _, err := os.Stat(done); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the left-behind process never finished")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			wantContent(t, after, "x\n")
+			wantAbsent(t, escape)
+		})
+	}
+}
