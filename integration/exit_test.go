@@ -3,10 +3,12 @@
 package integration
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,5 +219,33 @@ func TestFatalLineIsOneLine(t *testing.T) {
 		if r.code != 125 || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "\x1b") {
 			t.Errorf("exit %d stderr %q, want 125 and one clean line", r.code, r.stderr)
 		}
+	})
+}
+
+// TestOversizedPolicy: a policy too large for the launcher's argument
+// bound is INVALID_POLICY at Wrap; a launcher argv past the bound (built
+// by hand) is refused by the launcher itself, and the command never runs.
+func TestOversizedPolicy(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		huge := s.policy()
+		for i := 0; len(huge.DenyRead) < vocab.MaxArgs/2; i++ {
+			huge.DenyRead = append(huge.DenyRead, "/nonexistent/"+strconv.Itoa(i))
+		}
+		if _, err := s.p.Wrap(t.Context(), sandboxRequest(huge, "true")); !errors.Is(err, sandbox.ErrInvalidPolicy) {
+			t.Errorf("Wrap of %d deny-read paths: %v, want INVALID_POLICY", len(huge.DenyRead), err)
+		}
+
+		marker := filepath.Join(s.ws, "ran")
+		w := s.wrap(s.policy(), self(t), toolArg, "write", marker)
+		extra := make([]string, 0, vocab.MaxArgs+2)
+		for len(extra) < vocab.MaxArgs {
+			extra = append(extra, "-d", "/x")
+		}
+		w.Args = append(w.Args[:2:2], append(extra, w.Args[2:]...)...)
+		r := s.spawn(w, nil)
+		if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) {
+			t.Errorf("launcher with %d arguments: exit %d stderr %.200q, want 125 and its fatal line", len(w.Args), r.code, r.stderr)
+		}
+		wantAbsent(t, marker)
 	})
 }

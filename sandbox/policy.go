@@ -149,7 +149,8 @@ func validate(req Request) (*resolved, error) {
 		if err := saneWritable("workspace", ws); err != nil {
 			return nil, err
 		}
-		r.writableRoots = append(r.writableRoots, ws)
+		roots := pathList{}
+		roots.add(ws)
 		for _, w := range p.WritableRoots {
 			d, err := existingDir("writable root", w)
 			if err != nil {
@@ -158,8 +159,9 @@ func validate(req Request) (*resolved, error) {
 			if err := saneWritable("writable root", d); err != nil {
 				return nil, err
 			}
-			r.writableRoots = appendUnique(r.writableRoots, d)
+			roots.add(d)
 		}
+		r.writableRoots = roots.list
 	}
 
 	for _, s := range p.ReadOnlySubpaths {
@@ -175,29 +177,31 @@ func validate(req Request) (*resolved, error) {
 		}
 		r.extraRO = append(r.extraRO, s)
 	}
+	var deny pathList
 	for _, d := range p.DenyRead {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
 		}
-		r.denyRead = appendUnique(r.denyRead, d)
+		deny.add(d)
 		// Deny the real object too: rules attach to what a path resolves to.
 		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			r.denyRead = appendUnique(r.denyRead, real)
+			deny.add(real)
 		}
 	}
+	r.denyRead = deny.list
 
+	var sockets pathList
 	for _, u := range p.AllowUnixSockets {
 		sock, err := unixSocket(u)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range r.denyRead {
-			if d == u || d == sock {
-				return nil, invalidf("UNIX socket %q is also a deny-read path", u)
-			}
+		if deny.has(u) || deny.has(sock) {
+			return nil, invalidf("UNIX socket %q is also a deny-read path", u)
 		}
-		r.unixSockets = appendUnique(r.unixSockets, sock)
+		sockets.add(sock)
 	}
+	r.unixSockets = sockets.list
 
 	r.dir = ws
 	if req.Dir != "" {
@@ -301,11 +305,21 @@ func saneWritable(what, d string) error {
 	return nil
 }
 
-func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
+// pathList is an ordered list of distinct paths; adding is constant time,
+// so a policy of many thousands of paths validates in linear time.
+type pathList struct {
+	list []string
+	seen map[string]bool
 }
+
+func (l *pathList) add(p string) {
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	if !l.seen[p] {
+		l.seen[p] = true
+		l.list = append(l.list, p)
+	}
+}
+
+func (l *pathList) has(p string) bool { return l.seen[p] }

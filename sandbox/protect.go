@@ -67,10 +67,10 @@ const maxGitDirs = 256
 // through a final symlink: a protected path that is a symlink is protected
 // as the link itself (the path it replaces), never followed to its target.
 func protectedPaths(fsys fileSystem, roots, extra []string) []string {
-	var out []string
+	var out pathList
 	add := func(p string) {
 		if underAny(p, roots) {
-			out = appendUnique(out, p)
+			out.add(p)
 		}
 	}
 	for _, root := range roots {
@@ -88,7 +88,7 @@ func protectedPaths(fsys fileSystem, roots, extra []string) []string {
 			add(e)
 		}
 	}
-	return out
+	return out.list
 }
 
 // gitProtected returns the protected paths of the .git entry of root.

@@ -170,7 +170,11 @@ func Encode(name string, s Spec) ([]string, error) {
 		args = append(args, "-seccomp", s.Seccomp)
 	}
 	args = append(args, "--")
-	return append(args, s.Argv...), nil
+	args = append(args, s.Argv...)
+	if len(args)-1 > MaxArgs {
+		return nil, fmt.Errorf("%w: %d launcher arguments, at most %d: the policy is too large", ErrMalformed, len(args)-1, MaxArgs)
+	}
+	return args, nil
 }
 
 // ErrMalformed is wrapped by every Decode error.

@@ -96,6 +96,26 @@ func TestDecodeTooManyArgs(t *testing.T) {
 	}
 }
 
+// TestEncodeRefusesWhatDecodeWould: a spec too large for the launcher is
+// refused at Encode (Wrap: INVALID_POLICY), not at launch.
+func TestEncodeRefusesWhatDecodeWould(t *testing.T) {
+	s := Spec{Token: tok, Argv: []string{"true"}}
+	for len(s.DenyRead) < MaxArgs/2 {
+		s.DenyRead = append(s.DenyRead, "/x")
+	}
+	if _, err := Encode(NsRun, s); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Encode of %d deny-read paths: %v, want ErrMalformed", len(s.DenyRead), err)
+	}
+	s.DenyRead = s.DenyRead[:MaxArgs/2-10]
+	args, err := Encode(NsRun, s)
+	if err != nil {
+		t.Fatalf("control: Encode just under the limit: %v", err)
+	}
+	if _, err := Decode(args[1:]); err != nil {
+		t.Fatalf("control: Decode just under the limit: %v", err)
+	}
+}
+
 func TestEncodeNeedsAToken(t *testing.T) {
 	for _, bad := range []string{"", "abc", strings.ToUpper(tok), tok + "0"} {
 		if _, err := Encode(LandlockRun, Spec{Token: bad, Argv: []string{"true"}}); !errors.Is(err, ErrMalformed) {
