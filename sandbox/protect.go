@@ -66,9 +66,16 @@ const maxGitDirs = 256
 // concrete absolute paths under the writable roots. Paths are never resolved
 // through a final symlink: a protected path that is a symlink is protected
 // as the link itself (the path it replaces), never followed to its target.
+//
+// The directories above a protected path are resolved, though: the
+// namespaces launcher refuses a symlink among them at launch (another
+// sandbox could have swapped one to move the read-only binds onto a
+// decoy), so one that is there at Wrap time is resolved here, and a path
+// that then lies outside every writable root needs no protection.
 func protectedPaths(fsys fileSystem, roots, extra []string) []string {
 	var out pathList
 	add := func(p string) {
+		p = resolveDirs(p)
 		if underAny(p, roots) {
 			out.add(p)
 		}
@@ -215,6 +222,25 @@ func commonSurface(fsys fileSystem, gitdir string) []string {
 		cd = filepath.Join(gitdir, cd)
 	}
 	return surfaceOf(fsys, filepath.Clean(cd))
+}
+
+// resolveDirs resolves the symlinks in the directories above p, keeping
+// p's last element as it is. Where those directories do not all exist,
+// the longest existing ancestor is resolved (the rest is missing: the path
+// is reported, and the launcher finds nothing there).
+func resolveDirs(p string) string {
+	dir, rest := filepath.Dir(p), filepath.Base(p)
+	for {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }
 
 func underAny(p string, roots []string) bool {

@@ -144,3 +144,23 @@ func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 		t.Errorf("a path outside every writable root was listed: %q", got)
 	}
 }
+
+// TestProtectedPathsResolveTheirDirectories: the launcher refuses a symlink
+// above a protected path at launch, so one that is there at Wrap time is
+// resolved here; the last element is kept as it is.
+func TestProtectedPathsResolveTheirDirectories(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	mkfile(t, filepath.Join(ws, "conf/agent/settings.json"), "{}")
+	os.Symlink("conf/agent", filepath.Join(ws, ".agent"))
+	os.Symlink("settings.json", filepath.Join(ws, "conf/agent/link.json"))
+	os.Symlink(base, filepath.Join(ws, "out"))
+	got := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
+	want := []string{filepath.Join(ws, "conf/agent/settings.json"), filepath.Join(ws, "conf/agent/link.json"), filepath.Join(ws, "conf/agent/missing/x")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("protectedPaths = %q, want %q", got, want)
+	}
+}

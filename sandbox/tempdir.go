@@ -43,7 +43,16 @@ func newPrivateTemp() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create private temp dir: %w", err)
 	}
-	return dir, nil
+	// Resolved like every other path the launcher gets: it refuses a
+	// symlink anywhere on the temp dir's path (another sandbox could have
+	// planted one), so a TMPDIR reached through a symlink must not look
+	// like one.
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		os.Remove(dir)
+		return "", fmt.Errorf("resolve private temp dir: %w", err)
+	}
+	return real, nil
 }
 
 // sweepStale removes the wrap dirs in parent whose process no longer exists.
