@@ -18,6 +18,9 @@
 //          subpath; read-only binds of the read-only subpaths; empty
 //          read-only mounts over the deny-read paths; read-only binds of
 //          the allowed UNIX sockets onto themselves;
+//      Paths are checked and used as one object (see "race-free paths"
+//      below): another sandbox writing a shared workspace can swap a path
+//      component for a symlink at any moment, and mount(2) would follow it;
 //   4. brings up loopback in the new network namespace;
 //   5. confines the allowed UNIX sockets with Landlock (ABI 9), empties
 //      every capability set, marks descriptors close-on-exec, sets
@@ -174,6 +177,80 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 	return 0;
 }
 
+// ---- race-free paths ----
+//
+// The provider resolved every path at Wrap time, but the launcher acts on
+// them later, and a command of another sandbox that can write a shared
+// workspace may by then have swapped a directory on a path for a symlink
+// (to the user's home, or to a decoy .git). mount(2) follows symlinks in
+// every component, so nothing is mounted by path here: each path is opened
+// once with openat2(RESOLVE_NO_SYMLINKS), and the mount is made from and
+// onto those descriptors (open_tree, mount_setattr on the detached copy,
+// move_mount), so the object checked is the object used:
+//
+//   - writable roots, the temp dir and the pins (the directories between a
+//     writable root and a read-only subpath) had no symlink at Wrap time:
+//     a symlink in any of their components now is an attack, and fatal;
+//   - a read-only subpath had its directories resolved at Wrap time: a
+//     symlink among them now is fatal too; its last element may be a
+//     symlink (documented: what it points to is kept read-only when that
+//     lies in a writable root); a read-only bind that would land inside a
+//     deny-read path is dropped (the empty mount there is stronger, and the
+//     bind would show the denied file again);
+//   - a deny-read path may be a symlink (it is denied as itself and as its
+//     target): it is resolved once, and the empty mount goes onto that
+//     resolved path, opened without symlinks;
+//   - an allowed UNIX socket is resolved once and bound from a descriptor
+//     opened without symlinks, only when that descriptor is a socket;
+//   - every mount point in the new root is opened the same way, beneath
+//     the new root, and a read-only layer or pin must find there the very
+//     object it planned on.
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+struct sbx_open_how {
+	uint64_t flags, mode, resolve;
+};
+#define SBX_RESOLVE_NO_MAGICLINKS 0x02
+#define SBX_RESOLVE_NO_SYMLINKS 0x04
+#define SBX_RESOLVE_BENEATH 0x08
+#define SBX_OPEN_TREE_CLONE 1
+#define SBX_MOVE_MOUNT_F_EMPTY_PATH 0x04
+#define SBX_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define SBX_FSCONFIG_SET_STRING 1
+#define SBX_FSCONFIG_CMD_CREATE 6
+
+// open_strict opens path (relative to dirfd; beneath it when beneath is
+// set) as an O_PATH descriptor without following a symlink in any
+// component: ELOOP when one is there.
+static int open_strict(int dirfd, const char *path, int flags, int beneath) {
+	struct sbx_open_how how = {.flags = O_PATH | O_CLOEXEC | flags,
+	                           .resolve = SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS |
+	                                      (beneath ? SBX_RESOLVE_BENEATH : 0)};
+	return syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+// swapped_or is the reason to give for a failed strict open.
+static const char *swapped_or(int e) {
+	return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e);
+}
+
 // ---- 2. the plan ----
 
 static char *xstrdup(const char *p) {
@@ -192,9 +269,18 @@ static void resolve_failed(const char *what, const char *p) {
 
 enum { LAYER_WRITABLE, LAYER_PIN, LAYER_RO, LAYER_DENY, LAYER_SOCKET };
 
+// A layer is one mount of the new root. fd is an O_PATH descriptor of its
+// source, opened at plan time without following symlinks (writable and
+// read-only layers; -1 for the others); dev and ino identify the object a
+// read-only layer or a pin was planned on, so that the mount point found
+// at build time can be checked to be that very object; mnt is the
+// deny-read mount, kept to seal it.
 struct layer {
 	int kind, isdir;
 	char *path;
+	int fd, mnt;
+	dev_t dev;
+	ino_t ino;
 };
 
 static struct layer *layers;
@@ -207,10 +293,15 @@ static int within(const char *p, const char *root) {
 	return !strncmp(p, root, n) && (p[n] == 0 || p[n] == '/');
 }
 
-static void add_layer(int kind, const char *path, int isdir) {
+// add_layer adds a layer; it takes fd (closing it when the layer is
+// already planned), and st, when given, is the object it was planned on.
+static void add_layer(int kind, const char *path, int isdir, int fd, const struct stat *st) {
 	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == kind && !strcmp(layers[i].path, path))
+		if (layers[i].kind == kind && !strcmp(layers[i].path, path)) {
+			if (fd >= 0)
+				close(fd);
 			return;
+		}
 	if (nlayers == caplayers) {
 		caplayers = caplayers ? 2 * caplayers : 64;
 		layers = realloc(layers, caplayers * sizeof *layers);
@@ -218,7 +309,7 @@ static void add_layer(int kind, const char *path, int isdir) {
 	char *copy = strdup(path);
 	if (!layers || !copy)
 		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
-	layers[nlayers++] = (struct layer){kind, isdir, copy};
+	layers[nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0};
 }
 
 static int depth(const char *p) {
@@ -245,31 +336,14 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 	return best;
 }
 
-// real_parent resolves the parent directory of p, keeping its last element.
-static char *real_parent(const char *p) {
-	char *copy = xstrdup(p);
-	char *slash = strrchr(copy, '/');
-	const char *base = slash + 1;
-	*slash = 0;
-	char *dir = realpath(*copy ? copy : "/", NULL);
-	if (!dir) {
-		free(copy);
-		return NULL;
-	}
-	char *out;
-	if (asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "", base) < 0)
-		out = NULL;
-	free(dir);
-	free(copy);
-	return out;
-}
-
 // plan_unix_sockets binds each allowed UNIX socket onto itself, read-only:
 // a socket seen through the private /tmp's overlay cannot be connected to
 // (the overlay's inode is not the socket), /dev is the sandbox's own, and a
 // socket inside a deny-read directory is listed by name. Only a socket is
 // bound: a path swapped for anything else (a symlink to a deny-read file)
 // is left as the host tree has it, so a bind here can never expose a file.
+// The resolved path is opened without symlinks, and the bind is made from
+// that descriptor: what was checked to be a socket is what is bound.
 static void plan_unix_sockets(const struct spec *s) {
 	struct stat st;
 	for (int i = 0; i < s->nunixsock; i++) {
@@ -278,66 +352,20 @@ static void plan_unix_sockets(const struct spec *s) {
 			resolve_failed("UNIX socket", s->unixsock[i]);
 			continue; // not there: nothing to reach
 		}
-		if (stat(real, &st) == 0 && S_ISSOCK(st.st_mode))
-			add_layer(LAYER_SOCKET, real, 0);
+		int fd = open_strict(AT_FDCWD, real, 0, 0);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+			add_layer(LAYER_SOCKET, real, 0, fd, NULL);
+		else if (fd >= 0)
+			close(fd);
 		free(real);
 	}
 }
 
-static void plan(const struct spec *s) {
+// plan_deny_read plans the empty mounts over the deny-read paths, each
+// resolved once: a symlink is denied as what it points to (the provider
+// lists the link and its target at Wrap time).
+static void plan_deny_read(const struct spec *s) {
 	struct stat st;
-	for (int i = 0; i <= s->nwritable; i++) {
-		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
-		if (!w)
-			continue;
-		if (stat(w, &st) < 0 || !S_ISDIR(st.st_mode))
-			sbx_fatal(sbx_ns_token, "plan the mounts: writable root %s is not a directory", w);
-		add_layer(LAYER_WRITABLE, w, 1);
-	}
-	for (int i = 0; i < s->nro; i++) {
-		char *real = real_parent(s->ro[i]);
-		if (!real) {
-			resolve_failed("read-only subpath", s->ro[i]);
-			continue; // nothing there (the provider reported it)
-		}
-		if (lstat(real, &st) < 0) {
-			resolve_failed("read-only subpath", real);
-			free(real);
-			continue;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			// Protect what the link points to (that only narrows); the
-			// link itself cannot be covered (the provider reported it).
-			char *target = realpath(real, NULL);
-			if (!target)
-				resolve_failed("the target of read-only subpath", real);
-			free(real);
-			if (!target || !deepest_root(s, target))
-				continue; // dangling, or already read-only outside the roots
-			if (stat(target, &st) < 0) {
-				resolve_failed("read-only subpath", target);
-				free(target);
-				continue;
-			}
-			real = target;
-		}
-		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-			add_layer(LAYER_RO, real, S_ISDIR(st.st_mode));
-			const char *root = deepest_root(s, real);
-			if (root) {
-				// Pin every directory strictly between the root and the path.
-				char *d = xstrdup(real);
-				for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
-					*slash = 0;
-					if (!within(d, root) || !strcmp(d, root))
-						break;
-					add_layer(LAYER_PIN, d, 1);
-				}
-				free(d);
-			}
-		}
-		free(real);
-	}
 	for (int i = 0; i < s->ndeny; i++) {
 		char *real = realpath(s->deny[i], NULL);
 		if (!real) {
@@ -349,9 +377,106 @@ static void plan(const struct spec *s) {
 			free(real);
 			continue;
 		}
-		add_layer(LAYER_DENY, real, S_ISDIR(st.st_mode));
+		add_layer(LAYER_DENY, real, S_ISDIR(st.st_mode), -1, NULL);
 		free(real);
 	}
+}
+
+// denied reports whether p lies in a planned deny-read path.
+static int denied(const char *p) {
+	for (int i = 0; i < nlayers; i++)
+		if (layers[i].kind == LAYER_DENY && within(p, layers[i].path))
+			return 1;
+	return 0;
+}
+
+// plan_pins pins every directory strictly between root and p, each opened
+// without symlinks now and remembered by identity.
+static void plan_pins(const char *root, const char *p) {
+	char *d = xstrdup(p);
+	struct stat st;
+	for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
+		*slash = 0;
+		if (!within(d, root) || !strcmp(d, root))
+			break;
+		int fd = open_strict(AT_FDCWD, d, O_DIRECTORY, 0);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			sbx_fatal(sbx_ns_token, "plan the mounts: pin %s: %s", d, swapped_or(errno));
+		close(fd);
+		add_layer(LAYER_PIN, d, 1, -1, &st);
+	}
+	free(d);
+}
+
+// plan_read_only plans the read-only bind of p (and the pins above it).
+// The provider resolved p's directories at Wrap time, so a symlink among
+// them now is fatal; a missing p is skipped (the provider reported it).
+static void plan_read_only(const struct spec *s, const char *p) {
+	char *dir = xstrdup(p);
+	char *slash = strrchr(dir, '/');
+	*slash = 0;
+	int dfd = open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
+	if (dfd < 0 && errno == ELOOP)
+		sbx_fatal(sbx_ns_token, "plan the mounts: read-only subpath %s: %s", p, swapped_or(errno));
+	int fd = dfd < 0 ? -1 : openat(dfd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		resolve_failed("read-only subpath", p);
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	struct stat st;
+	if (fd < 0)
+		return; // nothing there
+	if (fstat(fd, &st) < 0)
+		sbx_fatal(sbx_ns_token, "plan the mounts: read-only subpath %s: %s", p, strerror(errno));
+	char *real = NULL;
+	if (S_ISLNK(st.st_mode)) {
+		// Protect what the link points to (that only narrows); the
+		// link itself cannot be covered (the provider reported it).
+		close(fd);
+		real = realpath(p, NULL);
+		if (!real) {
+			resolve_failed("the target of read-only subpath", p);
+			return; // dangling
+		}
+		fd = open_strict(AT_FDCWD, real, 0, 0);
+		if (fd < 0 && errno == ELOOP)
+			sbx_fatal(sbx_ns_token, "plan the mounts: the target %s of read-only subpath %s: %s", real, p, swapped_or(errno));
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			resolve_failed("the target of read-only subpath", real);
+			if (fd >= 0)
+				close(fd);
+			free(real);
+			return;
+		}
+	} else {
+		real = xstrdup(p);
+	}
+	const char *root = deepest_root(s, real);
+	// Only a directory or a file under a writable root, and never inside
+	// a deny-read path: outside the roots all is read-only already.
+	if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && root && !denied(real)) {
+		add_layer(LAYER_RO, real, S_ISDIR(st.st_mode), fd, &st);
+		plan_pins(root, real);
+	} else {
+		close(fd);
+	}
+	free(real);
+}
+
+static void plan(const struct spec *s) {
+	for (int i = 0; i <= s->nwritable; i++) {
+		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
+		if (!w)
+			continue;
+		int fd = open_strict(AT_FDCWD, w, O_DIRECTORY, 0);
+		if (fd < 0)
+			sbx_fatal(sbx_ns_token, "plan the mounts: writable root %s: %s", w, swapped_or(errno));
+		add_layer(LAYER_WRITABLE, w, 1, fd, NULL);
+	}
+	plan_deny_read(s);
+	for (int i = 0; i < s->nro; i++)
+		plan_read_only(s, s->ro[i]);
 	plan_unix_sockets(s);
 	qsort(layers, nlayers, sizeof *layers, layer_cmp);
 }
@@ -383,49 +508,6 @@ static int set_attr(const char *path, int recursive, uint64_t set, uint64_t clr)
 	struct sbx_mount_attr a = {.attr_set = set, .attr_clr = clr};
 	int flags = AT_SYMLINK_NOFOLLOW | (recursive ? SBX_AT_RECURSIVE : 0);
 	return syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof a);
-}
-
-static char *in(const char *root, const char *p) {
-	char *out;
-	if (asprintf(&out, "%s%s", root, strcmp(p, "/") ? p : "") < 0)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	return out;
-}
-
-static int mkdir_p(const char *path) {
-	char *d = xstrdup(path);
-	for (char *s = d + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(d, 0755) < 0 && errno != EEXIST) {
-			free(d);
-			return -1;
-		}
-		*s = '/';
-	}
-	int rc = mkdir(d, 0755) < 0 && errno != EEXIST ? -1 : 0;
-	free(d);
-	return rc;
-}
-
-// mountpoint creates a missing mount point; that only succeeds where the
-// new root is writable at this stage (deny-read tmpfs, the private /tmp).
-static void mountpoint(const char *target, int isdir) {
-	struct stat st;
-	if (lstat(target, &st) == 0)
-		return;
-	if (isdir) {
-		must(mkdir_p(target), "mount point", target);
-		return;
-	}
-	char *dir = xstrdup(target);
-	*strrchr(dir, '/') = 0;
-	must(mkdir_p(dir), "mount point", dir);
-	free(dir);
-	int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	must(fd, "mount point", target);
-	close(fd);
 }
 
 static void touch(const char *path, mode_t mode) {
@@ -461,6 +543,131 @@ static void setup_dev(void) {
 	}
 }
 
+static int set_attr_fd(int fd, int recursive, uint64_t set, uint64_t clr) {
+	struct sbx_mount_attr a = {.attr_set = set, .attr_clr = clr};
+	return syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0), &a, sizeof a);
+}
+
+// newroot is the new root while it is built: every mount point is opened
+// beneath it.
+static int newroot = -1;
+
+// make_mount_point creates the missing mount point of l, one component at
+// a time from the new root, following no symlink; that only succeeds
+// where the new root is writable at this stage (deny-read tmpfs, the
+// private /tmp, a writable root).
+static void make_mount_point(const struct layer *l) {
+	char *rel = xstrdup(l->path + 1);
+	int dfd = open_strict(newroot, ".", O_DIRECTORY, 1);
+	char *name = rel;
+	for (char *slash; dfd >= 0; name = slash + 1) {
+		slash = strchr(name, '/');
+		int last = slash == NULL;
+		if (!last)
+			*slash = 0;
+		if (last && !l->isdir) {
+			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			must(fd, "mount point", l->path);
+			close(fd);
+		} else if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
+			must(-1, "mount point", l->path);
+		}
+		if (last)
+			break;
+		int next = open_strict(dfd, name, O_DIRECTORY, 1);
+		close(dfd);
+		dfd = next;
+	}
+	if (dfd < 0)
+		sbx_fatal(sbx_ns_token, "mount point %s: %s", l->path, swapped_or(errno));
+	close(dfd);
+	free(rel);
+}
+
+// open_mount_point opens where l goes in the new root, without following
+// a symlink, and checks it is what was planned.
+static int open_mount_point(const struct layer *l) {
+	const char *rel = *(l->path + 1) ? l->path + 1 : ".";
+	int fd = open_strict(newroot, rel, 0, 1);
+	if (fd < 0 && errno == ENOENT && (l->kind == LAYER_WRITABLE || l->kind == LAYER_DENY || l->kind == LAYER_SOCKET)) {
+		make_mount_point(l);
+		fd = open_strict(newroot, rel, 0, 1);
+	}
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		sbx_fatal(sbx_ns_token, "mount point %s: %s", l->path, swapped_or(errno));
+	if (!S_ISDIR(st.st_mode) != !l->isdir)
+		sbx_fatal(sbx_ns_token, "mount point %s changed type during the launch", l->path);
+	if ((l->kind == LAYER_RO || l->kind == LAYER_PIN) && (st.st_dev != l->dev || st.st_ino != l->ino))
+		sbx_fatal(sbx_ns_token, "mount point %s is not the object planned on: it was replaced during the launch", l->path);
+	return fd;
+}
+
+// tree_of returns a detached copy of the mount tree at fd.
+static int tree_of(int fd, int recursive, const char *what, const char *path) {
+	int tree = syscall(SYS_open_tree, fd, "", SBX_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0));
+	must(tree, what, path);
+	return tree;
+}
+
+// empty_tmpfs returns a detached, empty, small tmpfs for a deny-read
+// directory; it stays writable until sealed, so that mount points can be
+// made inside it.
+static int empty_tmpfs(const char *path) {
+	int fs = syscall(SYS_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */);
+	must(fs, "hide deny-read: fsopen", path);
+	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "mode", "0755", 0), "hide deny-read: mode", path);
+	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "size", "64k", 0), "hide deny-read: size", path);
+	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0), "hide deny-read: create", path);
+	int mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV | 0x8 /* NOEXEC */);
+	must(mnt, "hide deny-read: fsmount", path);
+	close(fs);
+	return mnt;
+}
+
+// mount_layer makes layer l in the new root: a detached mount, its
+// attributes set before it is attached, moved onto the mount point's
+// descriptor. Nothing is resolved by path twice.
+static void mount_layer(struct layer *l) {
+	int target = open_mount_point(l), tree = -1;
+	switch (l->kind) {
+	case LAYER_WRITABLE:
+		tree = tree_of(l->fd, 1, "bind writable", l->path);
+		must(set_attr_fd(tree, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
+		break;
+	case LAYER_PIN:
+		tree = tree_of(target, 1, "pin", l->path);
+		break;
+	case LAYER_RO:
+		tree = tree_of(l->fd, 1, "bind read-only", l->path);
+		must(set_attr_fd(tree, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
+		break;
+	case LAYER_SOCKET:
+		tree = tree_of(l->fd, 0, "bind UNIX socket", l->path);
+		must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
+		break;
+	case LAYER_DENY:
+		if (l->isdir) {
+			tree = empty_tmpfs(l->path);
+		} else {
+			tree = syscall(SYS_open_tree, AT_FDCWD, EMPTY_RO, SBX_OPEN_TREE_CLONE | O_CLOEXEC);
+			must(tree, "hide deny-read", l->path);
+			must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "hide deny-read", l->path);
+		}
+		break;
+	}
+	must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
+	     "attach the mount on", l->path);
+	close(target);
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	if (l->kind == LAYER_DENY && l->isdir)
+		l->mnt = tree; // sealed once the mount points inside it are made
+	else
+		close(tree);
+}
+
 static void build_root(void) {
 	must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
 	must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
@@ -484,52 +691,33 @@ static void build_root(void) {
 	setup_dev();
 	must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL),
 	     "mount a fresh /proc", NULL);
-	char **sealed = calloc(nlayers + 1, sizeof(char *));
-	if (!sealed)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	int nsealed = 0;
-	for (int i = 0; i < nlayers; i++) {
-		struct layer *l = &layers[i];
-		char *target = in(NEWROOT, l->path), *source = in(OLDROOT, l->path);
-		mountpoint(target, l->isdir);
-		switch (l->kind) {
-		case LAYER_WRITABLE:
-			must(mount(source, target, NULL, MS_BIND | MS_REC, NULL), "bind writable", l->path);
-			must(set_attr(target, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
-			break;
-		case LAYER_PIN:
-			must(mount(target, target, NULL, MS_BIND | MS_REC, NULL), "pin", l->path);
-			break;
-		case LAYER_RO:
-			must(mount(source, target, NULL, MS_BIND | MS_REC, NULL), "bind read-only", l->path);
-			must(set_attr(target, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
-			break;
-		case LAYER_DENY:
-			if (l->isdir)
-				must(mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k"),
-				     "hide deny-read", l->path);
-			else
-				must(mount(EMPTY_RO, target, NULL, MS_BIND, NULL), "hide deny-read", l->path);
-			sealed[nsealed++] = target;
-			target = NULL;
-			break;
-		case LAYER_SOCKET:
-			must(mount(source, target, NULL, MS_BIND, NULL), "bind UNIX socket", l->path);
-			must(set_attr(target, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
-			break;
-		}
-		free(target);
-		free(source);
-	}
+	newroot = open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
+	must(newroot, "open the new root", NULL);
+	for (int i = 0; i < nlayers; i++)
+		mount_layer(&layers[i]);
+	close(newroot);
 	// Deny-read mounts stayed writable while mount points inside them were
 	// made; now they are sealed, as is /dev's tmpfs.
-	sealed[nsealed++] = NEWROOT "/dev";
-	for (int i = 0; i < nsealed; i++)
-		must(set_attr(sealed[i], 0, ATTR_RDONLY, 0), "seal", sealed[i]);
+	for (int i = 0; i < nlayers; i++)
+		if (layers[i].mnt >= 0) {
+			must(set_attr_fd(layers[i].mnt, 0, ATTR_RDONLY, 0), "seal", layers[i].path);
+			close(layers[i].mnt);
+		}
+	must(set_attr(NEWROOT "/dev", 0, ATTR_RDONLY, 0), "seal", "/dev");
 	must(chdir(NEWROOT), "chdir into the new root", NULL);
 	must(syscall(SYS_pivot_root, ".", "."), "pivot into the new root", NULL);
 	must(umount2(".", MNT_DETACH), "detach the host's tree", NULL);
 	must(chdir("/"), "chdir", "/");
+}
+
+// enter_dir makes dir the working directory. It was resolved at Wrap time:
+// a symlink on its path now is fatal, so the command never starts in a
+// directory another sandbox chose for it.
+static void enter_dir(const char *dir) {
+	int fd = open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
+	if (fd < 0 || fchdir(fd) < 0)
+		sbx_fatal(sbx_ns_token, "chdir %s inside the sandbox: %s", dir, swapped_or(errno));
+	close(fd);
 }
 
 // ---- 4. the network ----
@@ -763,8 +951,8 @@ void sbx_ns_stage2(int argc, char **argv) {
 		require_full(&s);
 	plan(&s);
 	build_root();
-	if (s.dir && chdir(s.dir) < 0)
-		sbx_fatal(sbx_ns_token, "chdir %s inside the sandbox: %s", s.dir, strerror(errno));
+	if (s.dir)
+		enter_dir(s.dir);
 	if (!s.allow_net)
 		loopback_up();
 	confine_unix_sockets(&s);
