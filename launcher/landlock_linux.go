@@ -1,11 +1,13 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -37,21 +39,143 @@ func landlockConfig(s vocab.Spec) landlock.Config {
 	return c.BestEffort()
 }
 
-// landlockRuleset builds the ruleset fd for s without enforcing it.
+// landlockRuleset builds the ruleset fd for s without enforcing it. The
+// path rules are added from descriptors the launcher opened itself (see
+// addGrant), not by path through go-landlock, which follows symlinks.
 func landlockRuleset(s vocab.Spec) (int, error) {
 	plan := planFS(s, osLister{}, stdPTYs())
-	rules := make([]landlock.Rule, 0, len(plan))
-	for _, g := range plan {
-		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(g.Access), g.Path).IgnoreIfMissing())
-	}
-	fd, _, err := landlockConfig(s).NewRulesetFD(rules...)
+	fd, _, err := landlockConfig(s).NewRulesetFD()
 	if err != nil {
 		return -1, fmt.Errorf("landlock ruleset: %w", err)
 	}
 	if fd < 0 {
 		return -1, fmt.Errorf("landlock ruleset: the kernel has no Landlock")
 	}
+	rights := uint64(landlockConfig(s).HandledAccessFS) & fsRightsOf(hostinfo.LandlockABI())
+	for _, g := range plan {
+		if err := addGrant(fd, g, rights); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("landlock ruleset: %w", err)
+		}
+	}
 	return fd, nil
+}
+
+// fsRightsOf returns the filesystem rights a kernel of Landlock ABI abi
+// knows: the handled set go-landlock's best effort keeps, so a rule never
+// asks for a right the ruleset does not handle.
+func fsRightsOf(abi int) uint64 {
+	if abi < 1 {
+		return 0
+	}
+	r := uint64(1)<<13 - 1 // ABI 1: execute .. make_sym
+	if abi >= vocab.ABIRefer {
+		r |= ll.AccessFSRefer
+	}
+	if abi >= vocab.ABITruncate {
+		r |= ll.AccessFSTruncate
+	}
+	if abi >= vocab.ABIIoctlDev {
+		r |= ll.AccessFSIoctlDev
+	}
+	if abi >= 9 {
+		r |= ll.AccessFSResolveUnix
+	}
+	return r
+}
+
+// fileRights are the rights that apply to a file itself; the others only
+// to directories (and the kernel refuses them on a file).
+const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate |
+	ll.AccessFSIoctlDev | ll.AccessFSResolveUnix
+
+// openStrict opens p as an O_PATH descriptor without following a symlink
+// in any component (ELOOP when there is one).
+func openStrict(p string, flags int) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+		Flags:   uint64(unix.O_PATH | unix.O_CLOEXEC | flags),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// errSwapped explains an ELOOP from openStrict.
+var errSwapped = errors.New("a component is a symlink now, it was not at wrap time")
+
+func swapped(err error) error {
+	if errors.Is(err, unix.ELOOP) {
+		return fmt.Errorf("%w (%w)", errSwapped, err)
+	}
+	return err
+}
+
+// addGrant adds g to the ruleset from a descriptor opened as g.Class says,
+// after checking that it is the kind of object the plan found, so what is
+// checked is what the rule is made on:
+//
+//   - root (writable roots, the temp dir): resolved at Wrap; a symlink in
+//     any component, a missing directory or anything else is fatal;
+//   - walked (the read grants around deny-read paths): a symlink, another
+//     type or nothing there now is not granted (less is read, never more);
+//   - socket (allowed UNIX sockets): resolved at Wrap; granted only when
+//     what is there now, reached without symlinks, is a socket;
+//   - device: followed (only root can change /dev); gone is skipped.
+func addGrant(rulesetFD int, g grant, rights uint64) error {
+	var fd int
+	var err error
+	if g.Class == device {
+		fd, err = unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = openStrict(g.Path, 0)
+	}
+	if err != nil {
+		switch {
+		case g.Class == root:
+			return fmt.Errorf("writable root %s: %w", g.Path, swapped(err))
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), g.Class != device && errors.Is(err, unix.ELOOP):
+			return nil
+		}
+		return fmt.Errorf("open %s: %w", g.Path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", g.Path, err)
+	}
+	if isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR; isDir != g.Dir {
+		if g.Class == root {
+			return fmt.Errorf("writable root %s is not a directory", g.Path)
+		}
+		return nil // changed since the plan looked
+	}
+	if g.Class == socket && st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil
+	}
+	access := g.Access & rights
+	if !g.Dir {
+		access &= fileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}, 0); err != nil {
+		return fmt.Errorf("landlock_add_rule %s: %w", g.Path, err)
+	}
+	return nil
+}
+
+// enterDir makes dir the working directory. It was resolved at Wrap time:
+// a symlink on its path now is fatal, so the command never starts in a
+// directory another sandbox chose for it.
+func enterDir(dir string) error {
+	fd, err := openStrict(dir, unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("chdir %s: %w", dir, swapped(err))
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchdir(fd); err != nil {
+		return fmt.Errorf("chdir %s: %w", dir, err)
+	}
+	return nil
 }
 
 // stdPTYs returns the /dev/pts terminals behind standard input, output and

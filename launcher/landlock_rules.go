@@ -45,7 +45,35 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 type grant struct {
 	Path   string
 	Access uint64
+	// Dir says whether the plan found a directory there.
+	Dir bool
+	// Class says how the launcher may open Path (landlockRuleset).
+	Class grantClass
 }
+
+// grantClass is how a grant's path is opened when the rule is added.
+// The plan and the rule are made at different moments, and a command of
+// another sandbox that writes a shared tree can swap a directory for a
+// symlink in between; a rule follows what it is given.
+type grantClass int
+
+const (
+	// walked: reached through real directories while listing (the walk
+	// grants no symlink). Opened without following any symlink; a symlink
+	// there now, or another type, or nothing, is not granted.
+	walked grantClass = iota
+	// device: a /dev entry (nobody but root can change /dev), followed as
+	// the plan followed it.
+	device
+	// root: a writable root or the temp dir, resolved at Wrap time. Opened
+	// without following any symlink; any failure is fatal.
+	root
+	// socket: an allowed UNIX socket, resolved at Wrap time. Opened
+	// without following any symlink, and granted only if it is a socket
+	// (a symlink swapped in could name another socket, or a directory of
+	// them); otherwise it stays unreachable.
+	socket
+)
 
 // lister is the part of the filesystem the plan reads.
 type lister interface {
@@ -85,15 +113,15 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 			return
 		}
 		if !isDir {
-			out = append(out, grant{p, readFile})
+			out = append(out, grant{Path: p, Access: readFile})
 			return
 		}
 		if !ancestorOfAny(p, deny) {
-			out = append(out, grant{p, readAll})
+			out = append(out, grant{Path: p, Access: readAll, Dir: true})
 			return
 		}
 		if listable(p) {
-			out = append(out, grant{p, readDir})
+			out = append(out, grant{Path: p, Access: readDir, Dir: true})
 		}
 		ents, err := fsys.ReadDir(p)
 		if err != nil {
@@ -108,25 +136,25 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	}
 	walk("/", true)
 
-	out = append(out, grant{"/dev", readDir})
+	out = append(out, grant{Path: "/dev", Access: readDir, Dir: true, Class: device})
 	for _, d := range append(append([]string(nil), devices...), ownPTYs...) {
 		if fi, err := fsys.Stat(d); err == nil {
 			acc := uint64(deviceRW)
 			if fi.IsDir() {
 				acc |= readDir
 			}
-			out = append(out, grant{d, acc})
+			out = append(out, grant{Path: d, Access: acc, Dir: fi.IsDir(), Class: device})
 		}
 	}
 	for _, w := range s.Writable {
-		out = append(out, grant{w, writableTree})
+		out = append(out, grant{Path: w, Access: writableTree, Dir: true, Class: root})
 	}
 	if s.TempDir != "" {
-		out = append(out, grant{s.TempDir, writableTree})
+		out = append(out, grant{Path: s.TempDir, Access: writableTree, Dir: true, Class: root})
 	}
 	if !s.AllowNetwork {
 		for _, u := range s.UnixSockets {
-			out = append(out, grant{u, ll.AccessFSResolveUnix})
+			out = append(out, grant{Path: u, Access: ll.AccessFSResolveUnix, Class: socket})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })

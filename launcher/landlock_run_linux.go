@@ -40,8 +40,8 @@ func landlockRun(args []string) {
 		}
 	}
 	if spec.Dir != "" {
-		if err := unix.Chdir(spec.Dir); err != nil {
-			fatal(name, token, "chdir %s: %v", spec.Dir, err)
+		if err := enterDir(spec.Dir); err != nil {
+			fatal(name, token, "%v", err)
 		}
 	}
 	if err := confineLandlock(spec); err != nil {
