@@ -566,17 +566,20 @@ static void make_mount_point(const struct layer *l) {
 		if (!last)
 			*slash = 0;
 		if (last && !l->isdir) {
-			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-			must(fd, "mount point", l->path);
-			close(fd);
+			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 && errno != EEXIST)
+				must(-1, "mount point", l->path);
+			if (fd >= 0)
+				close(fd);
 		} else if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
 			must(-1, "mount point", l->path);
 		}
 		if (last)
 			break;
-		int next = open_strict(dfd, name, O_DIRECTORY, 1);
+		int next = open_strict(dfd, name, O_DIRECTORY, 1), e = errno;
 		close(dfd);
 		dfd = next;
+		errno = e;
 	}
 	if (dfd < 0)
 		sbx_fatal(sbx_ns_token, "mount point %s: %s", l->path, swapped_or(errno));
