@@ -220,6 +220,26 @@ func TestProtectedFileLinkedIntoADeniedPath(t *testing.T) {
 	})
 }
 
+// TestReadOnlySubpathsInsideADeniedAncestor: a workspace inside a
+// deny-read directory is shown again by its own writable bind; the
+// read-only binds inside it are not binds into the hidden directory and
+// must stay.
+func TestReadOnlySubpathsInsideADeniedAncestor(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		write(t, filepath.Join(s.base, "secret"), "secret\n")
+		pol := s.policy()
+		pol.DenyRead = []string{s.base}
+		wantOK(t, "control: the workspace stays writable", s.tool(pol, "write", filepath.Join(s.ws, "file")))
+		wantDenied(t, "read next to the workspace", s.tool(pol, "read", filepath.Join(s.base, "secret")), "EACCES", "ENOENT")
+		if !s.traits().enforcesReadOnly {
+			return // read-only subpaths are a reported gap of this runner
+		}
+		wantDenied(t, "plant a hook", s.tool(pol, "write", filepath.Join(s.ws, ".git", "hooks", "pre-commit")))
+		wantAbsent(t, filepath.Join(s.ws, ".git", "hooks", "pre-commit"))
+	})
+}
+
 // flipWhile exchanges a and b (renameat2 RENAME_EXCHANGE: each name is
 // always there, as a real directory or a symlink) as fast as it can, as a
 // command of sandbox A would, while victim runs up to n times or for 20

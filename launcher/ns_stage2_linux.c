@@ -194,9 +194,9 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 //   - a read-only subpath had its directories resolved at Wrap time: a
 //     symlink among them now is fatal too; its last element may be a
 //     symlink (documented: what it points to is kept read-only when that
-//     lies in a writable root); a read-only bind that would land inside a
-//     deny-read path is dropped (the empty mount there is stronger, and the
-//     bind would show the denied file again);
+//     lies in a writable root); a read-only bind that would land inside the
+//     empty mount of a deny-read path is dropped (that mount hides more,
+//     and the bind would show the denied file again);
 //   - a deny-read path may be a symlink (it is denied as itself and as its
 //     target): it is resolved once, and the empty mount goes onto that
 //     resolved path, opened without symlinks;
@@ -382,10 +382,13 @@ static void plan_deny_read(const struct spec *s) {
 	}
 }
 
-// denied reports whether p lies in a planned deny-read path.
-static int denied(const char *p) {
+// hidden reports whether p lies in a planned deny-read path that is
+// mounted over its writable root (at or below root): a bind there would
+// show what the empty mount hides. A deny-read path above the root is
+// covered by the root's own bind already.
+static int hidden(const char *p, const char *root) {
 	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == LAYER_DENY && within(p, layers[i].path))
+		if (layers[i].kind == LAYER_DENY && within(p, layers[i].path) && within(layers[i].path, root))
 			return 1;
 	return 0;
 }
@@ -453,9 +456,9 @@ static void plan_read_only(const struct spec *s, const char *p) {
 		real = xstrdup(p);
 	}
 	const char *root = deepest_root(s, real);
-	// Only a directory or a file under a writable root, and never inside
-	// a deny-read path: outside the roots all is read-only already.
-	if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && root && !denied(real)) {
+	// Only a directory or a file under a writable root (outside the roots
+	// all is read-only already), and never one a deny-read mount hides.
+	if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && root && !hidden(real, root)) {
 		add_layer(LAYER_RO, real, S_ISDIR(st.st_mode), fd, &st);
 		plan_pins(root, real);
 	} else {
