@@ -89,13 +89,58 @@ func fsRightsOf(abi int) uint64 {
 const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate |
 	ll.AccessFSIoctlDev | ll.AccessFSResolveUnix
 
-// openStrict opens p as an O_PATH descriptor without following a symlink
-// in any component (ELOOP when there is one).
+// openStrict opens the absolute, clean path p as an O_PATH descriptor
+// without following a symlink in any component (ELOOP when there is one).
+// Where openat2 is refused (a container's seccomp profile older than the
+// call), it walks p one component at a time instead.
 func openStrict(p string, flags int) (int, error) {
-	return unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
 		Flags:   uint64(unix.O_PATH | unix.O_CLOEXEC | flags),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		return openByComponents(p, flags)
+	}
+	return fd, err
+}
+
+// openByComponents is openStrict without openat2: each component is opened
+// with O_NOFOLLOW beneath the descriptor of the one before, so no symlink
+// is followed and nothing is looked up by path twice.
+func openByComponents(p string, flags int) (int, error) {
+	if !strings.HasPrefix(p, "/") {
+		return -1, fmt.Errorf("%s: %w", p, unix.EINVAL)
+	}
+	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	names := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if p == "/" {
+		names = nil
+	}
+	for i, name := range names {
+		f := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if i == len(names)-1 {
+			f |= flags
+		}
+		next, err := unix.Openat(dir, name, f, 0)
+		unix.Close(dir)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			return -1, unix.ELOOP
+		}
+		dir = next
+	}
+	return dir, nil
 }
 
 // errSwapped explains an ELOOP from openStrict.
