@@ -200,8 +200,9 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 //   - a deny-read path may be a symlink (it is denied as itself and as its
 //     target): it is resolved once, and the empty mount goes onto that
 //     resolved path, opened without symlinks;
-//   - an allowed UNIX socket is resolved once and bound from a descriptor
-//     opened without symlinks, only when that descriptor is a socket;
+//   - an allowed UNIX socket was resolved at Wrap time: it is bound (and
+//     granted to Landlock) from a descriptor opened without symlinks, only
+//     when that descriptor is a socket; otherwise it stays unreachable;
 //   - every mount point in the new root is opened the same way, beneath
 //     the new root, and a read-only layer or pin must find there the very
 //     object it planned on.
@@ -342,22 +343,21 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 // socket inside a deny-read directory is listed by name. Only a socket is
 // bound: a path swapped for anything else (a symlink to a deny-read file)
 // is left as the host tree has it, so a bind here can never expose a file.
-// The resolved path is opened without symlinks, and the bind is made from
-// that descriptor: what was checked to be a socket is what is bound.
+// The provider resolved the path at Wrap time: it is opened without
+// following any symlink (one there now, swapped in by another sandbox,
+// could name another socket: it is not followed, and the path stays
+// unreachable), and the bind is made from that descriptor, so what was
+// checked to be a socket is what is bound.
 static void plan_unix_sockets(const struct spec *s) {
 	struct stat st;
 	for (int i = 0; i < s->nunixsock; i++) {
-		char *real = realpath(s->unixsock[i], NULL);
-		if (!real) {
+		int fd = open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
+		if (fd < 0 && errno != ELOOP)
 			resolve_failed("UNIX socket", s->unixsock[i]);
-			continue; // not there: nothing to reach
-		}
-		int fd = open_strict(AT_FDCWD, real, 0, 0);
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
-			add_layer(LAYER_SOCKET, real, 0, fd, NULL);
+			add_layer(LAYER_SOCKET, s->unixsock[i], 0, fd, NULL);
 		else if (fd >= 0)
 			close(fd);
-		free(real);
 	}
 }
 
@@ -827,11 +827,19 @@ static void confine_unix_sockets(const struct spec *s) {
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	must(rfd, "landlock: create the UNIX socket ruleset", NULL);
 	for (int i = 0; i < s->nunixsock; i++) {
-		int fd = open(s->unixsock[i], O_PATH | O_CLOEXEC);
-		if (fd < 0) {
+		// Without symlinks, and only a socket: a path swapped for a link
+		// to another socket, or to a directory of them, would otherwise
+		// grant that (plan_unix_sockets).
+		int fd = open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
+		struct stat st;
+		if (fd < 0 && errno != ELOOP)
 			resolve_failed("UNIX socket", s->unixsock[i]);
-			continue; // not there: it stays unreachable
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+			close(fd);
+			fd = -1;
 		}
+		if (fd < 0)
+			continue; // not there: it stays unreachable
 		struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX, .parent_fd = fd};
 		must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow UNIX socket",
 		     s->unixsock[i]);

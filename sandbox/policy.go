@@ -260,14 +260,16 @@ func existingDir(what, p string) (string, error) {
 // unixSocket validates an allowed UNIX socket path: absolute and clean; if
 // something is there, it must be a socket, and a symlink is resolved to it
 // (a rule attaches to what a path resolves to). A path with nothing there
-// yet is returned as given.
+// yet is returned with its existing directories resolved.
 func unixSocket(p string) (string, error) {
 	if err := absPath("UNIX socket", p); err != nil {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return p, nil
+		// Not there yet: its existing directories are resolved all the
+		// same, as the launchers follow no symlink on the way to it.
+		return resolveDirs(p), nil
 	}
 	if err != nil {
 		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("UNIX socket %q", p), Err: err}
