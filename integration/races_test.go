@@ -378,3 +378,34 @@ func TestSymlinksThatWereThereAtWrap(t *testing.T) {
 		wantOK(t, "control: other files stay writable", s.tool(pol, "write", filepath.Join(s.ws, "conf", "other")))
 	})
 }
+
+// TestAllowedSocketSwappedForAnotherSocket: an allowed socket in sandbox
+// A's workspace turns, between Wrap and launch, into a symlink to another
+// host socket that the sandbox cannot otherwise reach (one on the host's
+// /tmp, which the namespaces runner shows only through its overlay).
+// Followed, the launcher would bind (or grant) that socket instead.
+func TestAllowedSocketSwappedForAnotherSocket(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		shared := filepath.Join(s.base, "shared")
+		mkdirs(t, shared)
+		allowed := newDaemon(t, filepath.Join(shared, "agent.sock"), false)
+		other := newDaemon(t, filepath.Join(hostSocketDir(t, s, true), "x11.sock"), false)
+		pol := s.policy()
+		pol.AllowUnixSockets = []string{allowed.path}
+		wantOK(t, "control: the allowed socket is reachable", s.tool(pol, "connect-unix", allowed.path, "control"))
+		if !allowed.received("control") {
+			t.Fatal("control: nothing arrived at the allowed socket")
+		}
+		w := s.wrap(pol, self(t), toolArg, "connect-unix", other.path, "swapped")
+		if !s.traits().privateTmp {
+			return // without a private /tmp, the other socket is only kept out by Landlock ABI 9 (TestUnixSocketAllowListIsExactOrReported)
+		}
+		wantDenied(t, "control: the other socket is out of reach", s.tool(pol, "connect-unix", other.path, "control"), "ECONNREFUSED", "ENOENT", "EACCES")
+		swapForSymlink(t, allowed.path, other.path)
+		got := toolAnswer(t, s.spawn(w, nil))
+		wantDenied(t, "connect to the other socket after the swap", got, "ECONNREFUSED", "ENOENT", "EACCES")
+		if !other.never("swapped") {
+			t.Error("the other socket received a message")
+		}
+	})
+}
