@@ -71,11 +71,17 @@ const maxGitDirs = 256
 // namespaces launcher refuses a symlink among them at launch (another
 // sandbox could have swapped one to move the read-only binds onto a
 // decoy), so one that is there at Wrap time is resolved here, and a path
-// that then lies outside every writable root needs no protection.
+// that then lies outside every writable root needs no protection. Paths
+// inside a root's .git are the exception: they were built from directories
+// gitProtected found real a moment ago, and resolving them again would
+// follow a .git swapped for a symlink in between; the launcher refuses
+// that one instead.
 func protectedPaths(fsys fileSystem, roots, extra []string) []string {
 	var out pathList
 	add := func(p string) {
-		p = resolveDirs(p)
+		if !insideGitDir(p, roots) {
+			p = resolveDirs(p)
+		}
 		if underAny(p, roots) {
 			out.add(p)
 		}
@@ -241,6 +247,16 @@ func resolveDirs(p string) string {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
+}
+
+// insideGitDir reports whether p lies inside the .git of one of roots.
+func insideGitDir(p string, roots []string) bool {
+	for _, r := range roots {
+		if dotgit := filepath.Join(r, ".git"); p != dotgit && within(p, dotgit) {
+			return true
+		}
+	}
+	return false
 }
 
 func underAny(p string, roots []string) bool {
