@@ -409,3 +409,62 @@ func TestAllowedSocketSwappedForAnotherSocket(t *testing.T) {
 		}
 	})
 }
+
+// TestGitDirSwapRace: sandbox A flips the workspace's .git with a symlink
+// to a decoy while B launches again and again and writes a hook into the
+// real git dir under whichever name it has. When Wrap found .git a real
+// directory (so it protects .git/hooks), each launch either finds it real
+// (its hooks bound read-only, under either name: a mount follows the
+// directory) or a symlink (refused); no hook may ever land.
+func TestGitDirSwapRace(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		if !s.traits().enforcesReadOnly {
+			return // read-only subpaths are a reported gap of this runner (TestGitSurface)
+		}
+		dotgit := filepath.Join(s.ws, ".git")
+		hooks := filepath.Join(dotgit, "hooks")
+		decoy := filepath.Join(s.ws, "decoy")
+		mkdirs(t, filepath.Join(decoy, "hooks"))
+		if err := os.Symlink("decoy", dotgit+".link"); err != nil {
+			t.Fatal(err)
+		}
+		// Both names, so the hook lands in the real hooks whichever name
+		// the real git dir has when the command runs.
+		plant := "for d in .git .git.link; do echo evil > $d/hooks/pre-commit; done; true"
+		// The real hooks directory, held open: its name changes under the
+		// flips, the descriptor does not.
+		real, err := unix.Open(hooks, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(real)
+		// planted removes and reports a hook in the real hooks directory.
+		planted := func() bool { return unix.Unlinkat(real, "pre-commit", 0) == nil }
+		outcomes := map[string]int{}
+		flipWhile(t, dotgit, dotgit+".link", 60, func(int) {
+			w, err := s.p.Wrap(context.Background(), sandboxRequest(s.policy(), "/bin/sh", "-c", plant))
+			if err != nil {
+				outcomes["wrap refused"]++ // Wrap met the swap half-way
+				return
+			}
+			defer w.Cleanup()
+			r := s.spawn(w, nil)
+			switch {
+			case !strings.Contains(strings.Join(w.Args, "\x00"), "\x00-r\x00"+hooks+"\x00"):
+				// Wrap found .git a symlink: it protects the link's
+				// target, and the real git dir was not .git for this
+				// wrap (a symlinked .git is a reported gap).
+				outcomes["wrapped while swapped"]++
+				planted()
+			case planted():
+				t.Errorf("a hook was planted in the real git dir (exit %d, stderr %q)", r.code, r.stderr)
+			case w.Classify(r.code, []byte(r.stderr)).Kind == sandbox.OutcomeRunnerFailure:
+				outcomes["refused at launch"]++
+			default:
+				outcomes["hooks read-only"]++
+			}
+		})
+		t.Logf("outcomes: %v", outcomes)
+	})
+}
