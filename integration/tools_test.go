@@ -263,6 +263,41 @@ func toolVerb(args []string) string {
 			return result(err)
 		}
 		return result(syscall.Exec(arg(1), args[2:], os.Environ()))
+	case "socket-raw64":
+		// socket-raw64 FAMILY64 TYPE: socket(2) with the family as a full
+		// 64-bit register value (high bits set), straight to the kernel.
+		fam, err := strconv.ParseUint(arg(1), 0, 64)
+		if err != nil {
+			return "error: family"
+		}
+		typ, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: type"
+		}
+		fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(fam), uintptr(typ), 0)
+		if e != 0 {
+			return result(e)
+		}
+		unix.Close(int(fd))
+		return "ok"
+	case "flip":
+		// flip A B MILLIS: exchange A and B (renameat2 RENAME_EXCHANGE) in a
+		// loop for MILLIS ms: a sandboxed attacker on a shared workspace.
+		// ok if at least one exchange succeeded.
+		ms, err := strconv.Atoi(arg(3))
+		if err != nil {
+			return "error: millis"
+		}
+		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+		last := error(unix.EINVAL)
+		for time.Now().Before(end) {
+			if err := unix.Renameat2(unix.AT_FDCWD, arg(1), unix.AT_FDCWD, arg(2), unix.RENAME_EXCHANGE); err == nil {
+				last = nil
+			} else if last != nil {
+				last = err
+			}
+		}
+		return result(last)
 	case "socket-unix":
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err == nil {

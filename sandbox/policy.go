@@ -192,7 +192,7 @@ func validate(req Request) (*resolved, error) {
 
 	var sockets pathList
 	for _, u := range p.AllowUnixSockets {
-		sock, err := unixSocket(u)
+		sock, err := unixSocket(u, r.writableRoots)
 		if err != nil {
 			return nil, err
 		}
@@ -258,23 +258,24 @@ func existingDir(what, p string) (string, error) {
 }
 
 // unixSocket validates an allowed UNIX socket path: absolute and clean; if
-// something is there, it must be a socket, and a symlink is resolved to it
-// (a rule attaches to what a path resolves to). A path with nothing there
-// yet is returned with its existing directories resolved.
-func unixSocket(p string) (string, error) {
+// something is there, it must be a socket. Symlinks on the way are
+// resolved (a rule attaches to what a path resolves to, and the launchers
+// follow none), except inside a writable root: an earlier command could
+// have planted one there to point the next wrap's allow-list at Docker's
+// socket, so one there is INVALID_POLICY. A path with nothing there yet is
+// returned with its existing directories resolved.
+func unixSocket(p string, writable []string) (string, error) {
 	if err := absPath("UNIX socket", p); err != nil {
 		return "", err
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Not there yet: its existing directories are resolved all the
-		// same, as the launchers follow no symlink on the way to it.
-		return resolveDirs(p), nil
-	}
+	real, err := resolveOutside(p, writable)
 	if err != nil {
 		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("UNIX socket %q", p), Err: err}
 	}
-	fi, err := os.Stat(real)
+	fi, err := os.Lstat(real)
+	if errors.Is(err, fs.ErrNotExist) {
+		return real, nil
+	}
 	if err != nil {
 		return "", &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("UNIX socket %q", p), Err: err}
 	}
@@ -282,6 +283,46 @@ func unixSocket(p string) (string, error) {
 		return "", invalidf("UNIX socket %q is not a socket", p)
 	}
 	return real, nil
+}
+
+// resolveOutside resolves the symlinks on p one component at a time,
+// refusing any that lies inside one of roots (the command may have made
+// it). Where a component is missing, the rest is kept as it is.
+func resolveOutside(p string, roots []string) (string, error) {
+	cur := "/"
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, name := range parts {
+		if name == "" {
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			for _, r := range roots {
+				if within(next, r) {
+					return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: name the socket by its real path", next, r)
+				}
+			}
+			real, err := filepath.EvalSymlinks(next)
+			if errors.Is(err, fs.ErrNotExist) {
+				// Dangling: the launchers follow no symlink, so whatever
+				// is named here stays unreachable.
+				return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+			}
+			if err != nil {
+				return "", err
+			}
+			next = real
+		}
+		cur = next
+	}
+	return cur, nil
 }
 
 // saneWritable refuses writable roots that would void the sandbox: the root

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -131,6 +132,20 @@ func TestValidateUnixSockets(t *testing.T) {
 	}
 	if s := grants(osFS{}, r, "", "/tmp/t"); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
 		t.Errorf("spec UNIX sockets %q, want %q", s.UnixSockets, r.unixSockets)
+	}
+	// Where the workspace is writable, a command could have planted the
+	// symlink (to Docker's socket): refused, and the real path is fine.
+	for _, p := range []string{link, filepath.Join(ws, "dir-link", "agent.sock")} {
+		os.Symlink(ws, filepath.Join(ws, "dir-link"))
+		_, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws,
+			AllowUnixSockets: []string{p}}})
+		if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "symlink inside the writable root") {
+			t.Errorf("%s through a symlink in a writable root: %v, want INVALID_POLICY", p, err)
+		}
+	}
+	if _, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws,
+		AllowUnixSockets: []string{sock}}}); err != nil {
+		t.Errorf("control: the real path in a writable root: %v", err)
 	}
 }
 
