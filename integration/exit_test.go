@@ -243,7 +243,7 @@ func TestOversizedPolicy(t *testing.T) {
 		}
 		w.Args = append(w.Args[:2:2], append(extra, w.Args[2:]...)...)
 		r := s.spawn(w, nil)
-		if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) {
+		if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) || !strings.Contains(r.stderr, "arguments, at most") {
 			t.Errorf("launcher with %d arguments: exit %d stderr %.200q, want 125 and its fatal line", len(w.Args), r.code, r.stderr)
 		}
 		wantAbsent(t, marker)
