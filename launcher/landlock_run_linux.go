@@ -11,7 +11,6 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
-	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,40 +56,37 @@ func landlockRun(args []string) {
 }
 
 // confineLandlock applies the whole confinement to the calling thread:
-// Landlock, then (sealThread) capabilities, descriptors and seccomp.
+// Landlock, then (sealThread) capabilities, descriptors and seccomp. The
+// seccomp program is the one the provider compiled from package
+// seccompfilter for this spec (-seccomp): compiling it here, with
+// libseccomp, would cost every launch what the provider pays once.
 func confineLandlock(spec vocab.Spec) error {
+	if spec.Seccomp == "" {
+		return errors.New("no seccomp program in the arguments (-seccomp)")
+	}
 	fd, err := landlockRuleset(spec)
 	if err != nil {
 		return err
 	}
-	filter, err := seccompfilter.Build(spec, seccompfilter.Landlock)
-	if err != nil {
-		unix.Close(fd)
-		return err
-	}
-	defer filter.Release()
 	err = restrictThread(fd)
 	unix.Close(fd)
 	if err != nil {
 		return err
 	}
-	return sealThread(filter)
+	return sealThread(spec.Seccomp)
 }
 
-// sealThread is the last step of both launchers before exec: no capability
-// left, no descriptor beyond stdio carried into the command, and the
-// seccomp filter loaded (it sets no_new_privs).
-func sealThread(filter *seccomp.ScmpFilter) error {
+// sealThread is the last step before exec: no capability left, no
+// descriptor beyond stdio carried into the command, and the seccomp
+// program loaded (with no_new_privs).
+func sealThread(program string) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if err := closeExtraFDs(); err != nil {
 		return err
 	}
-	if err := filter.Load(); err != nil {
-		return fmt.Errorf("seccomp: load: %w", err)
-	}
-	return nil
+	return seccompfilter.Install(program)
 }
 
 // dropCapabilities leaves the command no capability across exec, so a

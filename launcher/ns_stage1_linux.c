@@ -7,13 +7,12 @@
 //
 //   1. unshares the user namespace and maps the caller's own uid and gid;
 //   2. unshares mount, pid, ipc, uts and (network deny) net namespaces;
-//   3. forks: the child is pid 1 of the new pid namespace, and forks again;
-//      its child (pid 2) goes on into Go as stage 2 (ns_stage2_linux.go:
-//      mounts, pivot, capabilities, seccomp, then exec of the command in
-//      place). pid 1 stays in C as the sandbox's init (sandbox_init), and
-//      so does the first parent, which only forwards signals and waits: the
-//      launcher costs one Go start, not two, and the command is not started
-//      from Go.
+//   3. forks: the child is pid 1 of the new pid namespace, and starts pid 2
+//      (spawn_stage2), stage 2 (ns_stage2_linux.c: mounts, pivot,
+//      capabilities, seccomp, then exec of the command in place). pid 1
+//      stays in C as the sandbox's init (sandbox_init), and so does the
+//      first parent, which only forwards signals and waits: no Go runtime
+//      starts at all.
 //
 // The parent forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2
 // that a process sent it (not the terminal's own, which reach the command
@@ -35,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
@@ -148,6 +148,49 @@ static void sandbox_init(int sigfd, int sfd, pid_t cmd) {
 	}
 }
 
+struct stage2_args {
+	int argc;
+	char **argv;
+	int sigfd, sfd;
+	sigset_t chld;
+};
+
+// stage2 is pid 2: it builds the root, confines itself and execs the
+// command in place (ns_stage2_linux.c).
+static int stage2(void *arg) {
+	struct stage2_args *a = arg;
+	close(a->sigfd);
+	close(a->sfd);
+	sigprocmask(SIG_UNBLOCK, &a->chld, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	sbx_ns_stage2(a->argc, a->argv);
+}
+
+// spawn_stage2 starts pid 2 the way posix_spawn starts a child: on its own
+// stack, in pid 1's memory (CLONE_VM), with pid 1 suspended until pid 2
+// execs the command or exits (CLONE_VFORK). A fork would copy pid 1's page
+// tables and then take a copy-on-write fault for every page either process
+// writes, which is most of what starting pid 2 costs. Pid 2 has its own
+// descriptor table, signal dispositions and credentials; the memory it
+// writes (the plan, its copy of the arguments) pid 1 never reads, and the
+// signals stage 1 forwards meanwhile wait in the pipe until the command
+// runs. A SIGKILL still ends the suspended pid 1 (and with it the sandbox)
+// when stage 1 dies.
+static pid_t spawn_stage2(struct stage2_args *a) {
+	const size_t guard = 4096, size = 1 << 20;
+	char *stack = mmap(NULL, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		sbx_fatal(sbx_ns_token, "map the command's process stack: %s", strerror(errno));
+	if (mprotect(stack, guard, PROT_NONE) < 0)
+		sbx_fatal(sbx_ns_token, "guard the command's process stack: %s", strerror(errno));
+	pid_t pid = clone(stage2, stack + guard + size, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+	if (pid < 0)
+		sbx_fatal(sbx_ns_token, "start the command's process: %s", strerror(errno));
+	munmap(stack, guard + size);
+	return pid;
+}
+
 __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
@@ -220,19 +263,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 		if (sfd < 0)
 			sbx_fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
-		pid_t cmd = fork();
-		if (cmd < 0)
-			sbx_fatal(sbx_ns_token, "fork the command's process: %s", strerror(errno));
-		if (cmd == 0) {
-			// pid 2: goes on into Go as stage 2, which builds the root,
-			// confines itself and execs the command in place.
-			close(p[0]);
-			close(sfd);
-			sigprocmask(SIG_UNBLOCK, &chld, NULL);
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-				sbx_fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-			sbx_ns_stage2(argc, argv);
-		}
+		struct stage2_args a = {argc, argv, p[0], sfd, chld};
+		pid_t cmd = spawn_stage2(&a);
 		sandbox_init(p[0], sfd, cmd);
 	}
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -35,13 +36,17 @@ func (l landlockRunner) ready() error {
 // next to it. Anything else, including a consumer whose main does not
 // start with launcher.Init, fails the probe.
 func (l landlockRunner) probe(ctx context.Context) error {
-	return probeLauncher(ctx, vocab.LandlockRun, nil, nil)
+	return probeLauncher(ctx, vocab.LandlockRun, nil, withSeccomp(seccompfilter.Landlock))
 }
 
 func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return unavailable(l.name(), "launcher unusable", err)
+	}
+	spec, err = withSeccomp(seccompfilter.Landlock)(spec)
+	if err != nil {
+		return unavailable(l.name(), "cannot compile the seccomp filter", err)
 	}
 	args, err := vocab.Encode(vocab.LandlockRun, spec)
 	if err != nil {

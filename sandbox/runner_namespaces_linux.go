@@ -44,20 +44,24 @@ func (n namespacesRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.NsRun, func(allowed string) ([]string, error) {
 		ro := filepath.Join(allowed, "read-only")
 		return []string{ro}, os.Mkdir(ro, 0o700)
-	}, withSeccomp)
+	}, withSeccomp(seccompfilter.Namespaces))
 }
 
-// withSeccomp adds the namespaces launcher's seccomp program to spec: its
-// stages are C, so the provider compiles the filter (defined once, in
-// package seccompfilter) for exactly this spec, and the program travels in
-// the same argv.
-func withSeccomp(spec vocab.Spec) (vocab.Spec, error) {
-	bpf, err := seccompfilter.BPF(spec, seccompfilter.Namespaces)
-	if err != nil {
-		return spec, err
+// withSeccomp returns what adds a launcher's seccomp program to a spec:
+// the provider compiles the filter (defined once, in package
+// seccompfilter) for exactly that spec, and the program travels in the
+// same argv. The namespaces launcher's stages are C and cannot compile it;
+// the landlock launcher need not (seccompfilter.BPF compiles each program
+// once per process, a launcher would compile it on every start).
+func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, error) {
+	return func(spec vocab.Spec) (vocab.Spec, error) {
+		bpf, err := seccompfilter.BPF(spec, profile)
+		if err != nil {
+			return spec, err
+		}
+		spec.Seccomp = bpf
+		return spec, nil
 	}
-	spec.Seccomp = bpf
-	return spec, nil
 }
 
 func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
@@ -65,7 +69,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	if err != nil {
 		return unavailable(n.name(), "launcher unusable", err)
 	}
-	spec, err = withSeccomp(spec)
+	spec, err = withSeccomp(seccompfilter.Namespaces)(spec)
 	if err != nil {
 		return unavailable(n.name(), "cannot compile the seccomp filter", err)
 	}

@@ -1,14 +1,20 @@
 // Package seccompfilter is the one definition of the launchers' seccomp
-// filters. The landlock launcher builds and loads its filter in-process
-// (Build); the namespaces launcher's stage 2 is C, so the provider compiles
-// that filter (BPF) and hands the program to it in vocab.SeccompEnv.
+// filters. The provider compiles the filter (BPF) for each wrap and hands
+// the program to the launcher in its argv (vocab's -seccomp): the
+// namespaces launcher's stage 2 is C and loads it with seccomp(2), and the
+// landlock launcher loads it with Install, so no launcher compiles a filter
+// on its own start.
 package seccompfilter
 
 import (
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"unsafe"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	seccomp "github.com/seccomp/libseccomp-golang"
@@ -36,12 +42,12 @@ const (
 //   - both: UNIX when the spec allows some UNIX sockets by path; the
 //     launcher then confines their lookups with Landlock where the kernel
 //     can (vocab.UnixSocketGaps says where it cannot).
-func allowedFamilies(s vocab.Spec, profile Profile) map[int]bool {
+func allowedFamilies(k programKey) map[int]bool {
 	allowed := map[int]bool{}
-	if profile == Namespaces {
+	if k.profile == Namespaces {
 		allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
 	}
-	if len(s.UnixSockets) > 0 {
+	if k.unixSockets {
 		allowed[unix.AF_UNIX] = true
 	}
 	return allowed
@@ -87,7 +93,7 @@ var namespaceDenied = []string{
 	"syslog", "acct", "quotactl", "userfaultfd", "iopl", "ioperm",
 }
 
-// Build builds the launcher's filter: everything is allowed except
+// build builds the launcher's filter: everything is allowed except
 //
 //   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
 //     the controlling terminal, which runs them after the sandbox exits);
@@ -109,12 +115,12 @@ var namespaceDenied = []string{
 // Only the native architecture is allowed: a syscall through another table
 // (int 0x80, x32) kills the process, so the 32-bit socketcall(2) cannot be
 // used to go around the rules.
-func Build(s vocab.Spec, profile Profile) (*seccomp.ScmpFilter, error) {
+func build(k programKey) (*seccomp.ScmpFilter, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
 	}
-	if err := addRules(f, s, profile); err != nil {
+	if err := addRules(f, k); err != nil {
 		f.Release()
 		return nil, err
 	}
@@ -127,8 +133,9 @@ var (
 	enosys = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 )
 
-// addRules fills f; see seccompFilter for what and why.
-func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile Profile) error {
+// addRules fills f; see build for what and why. k is all it reads: BPF
+// caches the program on exactly that key.
+func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
 		return fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
@@ -166,13 +173,13 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile Profile) error {
 			return err
 		}
 	}
-	if !s.AllowNetwork {
+	if !k.allowNetwork {
 		for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 			if err := add(name, eacces); err != nil {
 				return err
 			}
 		}
-		if allowed := allowedFamilies(s, profile); len(allowed) > 0 {
+		if allowed := allowedFamilies(k); len(allowed) > 0 {
 			if err := denySocketFamilies(f, eacces, allowed); err != nil {
 				return err
 			}
@@ -220,10 +227,47 @@ func addRules(f *seccomp.ScmpFilter, s vocab.Spec, profile Profile) error {
 	return add("clone3", enosys)
 }
 
+// programKey is everything a program depends on: the runner's profile,
+// the network mode, and whether some UNIX sockets are allowed by path (the
+// paths themselves are the launcher's Landlock rules, not the filter's).
+// build and addRules read nothing else, so BPF may cache on it.
+type programKey struct {
+	profile      Profile
+	allowNetwork bool
+	unixSockets  bool
+}
+
+func keyOf(s vocab.Spec, profile Profile) programKey {
+	return programKey{profile: profile, allowNetwork: s.AllowNetwork, unixSockets: len(s.UnixSockets) > 0}
+}
+
+var (
+	programsMu sync.Mutex
+	programs   = map[programKey]string{}
+)
+
 // BPF returns the compiled program of the filter for s, in hex: what the
-// namespaces launcher loads with seccomp(2).
+// launchers load (the namespaces launcher with seccomp(2), the landlock
+// launcher with Install). The program depends on programKey only, so it is
+// compiled once per key and process; a failure is not remembered.
 func BPF(s vocab.Spec, profile Profile) (string, error) {
-	f, err := Build(s, profile)
+	k := keyOf(s, profile)
+	programsMu.Lock()
+	defer programsMu.Unlock()
+	if p, ok := programs[k]; ok {
+		return p, nil
+	}
+	p, err := compile(k)
+	if err != nil {
+		return "", err
+	}
+	programs[k] = p
+	return p, nil
+}
+
+// compile exports the program of the filter for k.
+func compile(k programKey) (string, error) {
+	f, err := build(k)
 	if err != nil {
 		return "", err
 	}
@@ -248,3 +292,41 @@ func BPF(s vocab.Spec, profile Profile) (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// Install loads program (hex, as BPF returns it and vocab.Decode checked
+// it) on the calling thread, after setting no_new_privs, which seccomp
+// requires of a process without CAP_SYS_ADMIN and which the launchers want
+// anyway. The filter passes to the program the thread execs.
+func Install(program string) error {
+	code, err := hex.DecodeString(program)
+	if err != nil || len(code) == 0 || len(code)%int(unsafe.Sizeof(unix.SockFilter{})) != 0 {
+		return errors.New("seccomp: the program is not whole BPF instructions")
+	}
+	n := len(code) / int(unsafe.Sizeof(unix.SockFilter{}))
+	if n > bpfMaxInsns {
+		return fmt.Errorf("seccomp: the program has %d instructions, the kernel takes at most %d", n, bpfMaxInsns)
+	}
+	insns := make([]unix.SockFilter, n)
+	for i := range insns {
+		// struct sock_filter in the host's byte order, as libseccomp
+		// exported it.
+		b := code[8*i : 8*i+8]
+		insns[i] = unix.SockFilter{
+			Code: binary.NativeEndian.Uint16(b[0:2]),
+			Jt:   b[2],
+			Jf:   b[3],
+			K:    binary.NativeEndian.Uint32(b[4:8]),
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	prog := unix.SockFprog{Len: uint16(n), Filter: &insns[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
+		return fmt.Errorf("seccomp: load: %w", errno)
+	}
+	return nil
+}
+
+// bpfMaxInsns is the kernel's BPF_MAXINSNS.
+const bpfMaxInsns = 4096

@@ -24,9 +24,10 @@
 //	-u PATH   pathname UNIX socket the command may connect to
 //	-C DIR    working directory of the command
 //	-net MODE allow or deny
-//	-seccomp HEX the namespaces launcher's seccomp program (its set-up is C;
-//	          the filter is compiled from the one Go definition and travels
-//	          with the spec it was compiled for)
+//	-seccomp HEX the launcher's seccomp program (the provider compiles the
+//	          filter from the one Go definition, package seccompfilter; it
+//	          travels with the spec it was compiled for, and both launchers
+//	          refuse to run without it)
 //	-full     refuse partial enforcement (fatal instead of a notice)
 //	-probe    probe mode: confine, prove a denied and an allowed write, report
 //
@@ -99,8 +100,8 @@ type Spec struct {
 	// Probe asks the launcher to confine itself and prove the confinement
 	// instead of running a command.
 	Probe bool
-	// Seccomp is the compiled seccomp program, in hex, for a launcher that
-	// cannot build it itself (ns-run's stages are C).
+	// Seccomp is the compiled seccomp program, in hex, that the launcher
+	// loads (package seccompfilter compiles it in the provider).
 	Seccomp string
 	// Argv is the command and its arguments; empty only in probe mode.
 	Argv []string

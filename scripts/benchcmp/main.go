@@ -1,13 +1,15 @@
 // Command benchcmp measures launch overhead the way issue 6 asks: every
 // variant runs once per round, rounds interleaved (A B C A B C ...), so
 // machine noise hits all of them alike; it reports medians, ratios to the
-// Go floor and to bwrap, and the peak RSS of the launcher process.
+// Go floor and to bwrap, the quartiles around them (the spread), and the
+// peak RSS of the launcher process.
 //
-//	go run ./scripts/benchcmp [-rounds 200]
+//	go run ./scripts/benchcmp [-rounds 200] [-only true]
 //
 // Variants: no sandbox; a floor Go binary that only execs; landlock and
-// namespaces through the library (Wrap, spawn, wait, Cleanup); Debian's
-// bwrap with the closest policy, when installed. Commands: /bin/true,
+// namespaces through the library (Wrap, spawn, wait, Cleanup); the CLI
+// with the landlock runner, dynamically and statically linked (cgo);
+// Debian's bwrap with the closest policy, when installed. Commands: /bin/true,
 // sh -c 'exit 0', and git status in a small repository.
 package main
 
@@ -37,14 +39,15 @@ func main() {
 		return
 	}
 	rounds := flag.Int("rounds", 200, "rounds per command")
+	only := flag.String("only", "", "run only the commands whose name starts with this (true, sh, git)")
 	flag.Parse()
-	if err := run(*rounds); err != nil {
+	if err := run(*rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcmp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int) error {
+func run(rounds int, only string) error {
 	dir, err := os.MkdirTemp("/var/tmp", "benchcmp-")
 	if err != nil {
 		return err
@@ -64,6 +67,16 @@ func run(rounds int) error {
 	if out, err := exec.Command("go", "build", "-o", floor, "./integration/testdata/floor").CombinedOutput(); err != nil {
 		return fmt.Errorf("build the floor (run from the repository root): %v %s", err, out)
 	}
+	clis := map[string]string{"cli-dynamic": filepath.Join(dir, "cli-dynamic"), "cli-static": filepath.Join(dir, "cli-static")}
+	for name, out := range clis {
+		args := []string{"build", "-o", out}
+		if name == "cli-static" {
+			args = append(args, "-ldflags", "-linkmode external -extldflags -static")
+		}
+		if o, err := exec.Command("go", append(args, "./cmd/sandbox-run")...).CombinedOutput(); err != nil {
+			return fmt.Errorf("build sandbox-run: %v %s", err, o)
+		}
+	}
 	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}
 	variants := []variant{
 		{"bare", func(argv []string) (time.Duration, error) { return timed(exec.Command(argv[0], argv[1:]...), ws) }},
@@ -72,6 +85,8 @@ func run(rounds int) error {
 		}},
 		library("landlock", pol, ws),
 		library("namespaces", pol, ws),
+		cli("cli-landlock-dyn", clis["cli-dynamic"], ws),
+		cli("cli-landlock-static", clis["cli-static"], ws),
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", func(argv []string) (time.Duration, error) {
@@ -86,8 +101,11 @@ func run(rounds int) error {
 		fmt.Fprintln(os.Stderr, "benchcmp: peak RSS:", err)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "command\tvariant\tmedian\tvs floor\tvs bwrap\t\n")
+	fmt.Fprintf(tw, "command\tvariant\tmedian\tp25-p75\tvs floor\tvs bwrap\t\n")
 	for _, argv := range commands {
+		if !strings.HasPrefix(filepath.Base(argv[0]), only) {
+			continue
+		}
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
 			return err
@@ -105,10 +123,11 @@ func run(rounds int) error {
 		}
 		med := make([]time.Duration, len(variants))
 		for i := range variants {
-			med[i] = median(times[i])
+			med[i] = quantile(times[i], 2)
 		}
 		for i, v := range variants {
-			fmt.Fprintf(tw, "%s\t%s\t%.2f ms\t%s\t%s\t\n", filepath.Base(argv[0])+more(argv), v.name, ms(med[i]),
+			fmt.Fprintf(tw, "%s\t%s\t%.2f ms\t%.2f-%.2f\t%s\t%s\t\n", filepath.Base(argv[0])+more(argv), v.name, ms(med[i]),
+				ms(quantile(times[i], 1)), ms(quantile(times[i], 3)),
 				ratio(med[i], med, variants, "floor"), ratio(med[i], med, variants, "bwrap"))
 		}
 	}
@@ -131,6 +150,15 @@ func library(runner string, pol sandbox.Policy, ws string) variant {
 	}}
 }
 
+// cli is a variant that runs sandbox-run --runner landlock, which wraps and
+// confines its own process (one Go start, cgo, no Cleanup: the CLI execs
+// the command in place), built dynamically or statically.
+func cli(name, bin, ws string) variant {
+	return variant{name, func(argv []string) (time.Duration, error) {
+		return timed(exec.Command(bin, append([]string{"--runner", "landlock", "--workspace", ws, "--"}, argv...)...), ws)
+	}}
+}
+
 // timed runs cmd to completion and returns its wall time.
 func timed(cmd *exec.Cmd, dir string) (time.Duration, error) {
 	cmd.Dir = dir
@@ -143,10 +171,11 @@ func timed(cmd *exec.Cmd, dir string) (time.Duration, error) {
 	return d, nil
 }
 
-func median(ds []time.Duration) time.Duration {
+// quantile returns the q-th quartile of ds (2: the median).
+func quantile(ds []time.Duration, q int) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	return s[len(s)*q/4]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
