@@ -261,3 +261,37 @@ func TestProcPathsDoNotEscape(t *testing.T) {
 		wantOK(t, "control: own cwd link to a workspace file", s.tool(s.policy(), "append", "/proc/self/cwd/mine"))
 	})
 }
+
+// TestPlantedSymlinkCannotRetargetAWritableRoot: the agent gives some
+// commands an extra writable root inside the workspace (a build cache).
+// One command turns that root into a symlink to a directory outside (a
+// stand-in for ~/.config). The next Wrap with the cache must not follow it
+// and make that directory writable: it is INVALID_POLICY.
+func TestPlantedSymlinkCannotRetargetAWritableRoot(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		cache := filepath.Join(s.ws, "cache")
+		config := filepath.Join(s.base, "config")
+		for _, d := range []string{cache, config} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pol := s.policy()
+		pol.WritableRoots = []string{cache}
+		wantOK(t, "control: the cache is writable", s.tool(pol, "write", filepath.Join(cache, "x")))
+		// An earlier command, under the workspace alone (with the cache a
+		// root too, the namespaces runner would pin it: EBUSY).
+		wantOK(t, "move the cache aside", s.tool(s.policy(), "rename", cache, cache+"-old"))
+		wantOK(t, "plant the symlink", s.tool(s.policy(), "symlink", config, cache))
+
+		w, err := s.p.Wrap(t.Context(), sandboxRequest(pol, self(t), toolArg, "write", filepath.Join(cache, "planted")))
+		if err == nil {
+			s.spawn(w, nil)
+			w.Cleanup()
+			t.Errorf("Wrap followed the planted symlink: %q", w.Args)
+		} else if !errors.Is(err, sandbox.ErrInvalidPolicy) || !strings.Contains(err.Error(), "symlink inside the writable root") {
+			t.Errorf("Wrap error %v, want INVALID_POLICY naming the planted symlink", err)
+		}
+		wantAbsent(t, filepath.Join(config, "planted"))
+	})
+}

@@ -44,6 +44,9 @@ type Policy struct {
 	// Required in both modes (it is the default working directory).
 	Workspace string `json:"workspace"`
 	// WritableRoots are extra writable directories (workspace-write only).
+	// Symlinks on their paths are resolved, except one inside the workspace
+	// or another writable root, which an earlier command could have
+	// planted: that is INVALID_POLICY (give the real path).
 	WritableRoots []string `json:"writable_roots,omitempty"`
 	// ReadOnlySubpaths are kept read-only under every writable root, on top
 	// of the defaults (see DefaultReadOnlySubpaths). A relative entry is
@@ -162,6 +165,15 @@ func validate(req Request) (*resolved, error) {
 			roots.add(d)
 		}
 		r.writableRoots = roots.list
+		// A symlink on the way to a root that lies inside a writable root
+		// may have been planted by an earlier command under this very
+		// policy (ws/cache turned into a link to ~/.config): following it
+		// would hand this command what the last one chose.
+		for _, given := range append([]string{p.Workspace}, p.WritableRoots...) {
+			if _, err := resolveOutside(given, r.writableRoots); err != nil {
+				return nil, &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("writable root %q", given), Err: err}
+			}
+		}
 	}
 
 	for _, s := range p.ReadOnlySubpaths {
@@ -306,7 +318,7 @@ func resolveOutside(p string, roots []string) (string, error) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			for _, r := range roots {
 				if within(next, r) {
-					return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: name the socket by its real path", next, r)
+					return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", next, r)
 				}
 			}
 			real, err := filepath.EvalSymlinks(next)

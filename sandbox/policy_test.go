@@ -149,6 +149,31 @@ func TestValidateUnixSockets(t *testing.T) {
 	}
 }
 
+// TestWritableRootThroughAPlantedSymlink: an extra writable root reached
+// through a symlink inside another writable root (an earlier command could
+// have made ws/cache a link to ~/.config) is refused; the same link
+// outside every writable root is followed.
+func TestWritableRootThroughAPlantedSymlink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "config")
+	os.Mkdir(ws, 0o755)
+	os.Mkdir(outside, 0o755)
+	os.Symlink(outside, filepath.Join(ws, "cache"))
+	os.Symlink(outside, filepath.Join(base, "cache-link"))
+	root := filepath.Join(ws, "cache")
+	_, err = validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws, WritableRoots: []string{root}}})
+	if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "symlink inside the writable root") {
+		t.Errorf("root %s through a symlink in the workspace: %v, want INVALID_POLICY", root, err)
+	}
+	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws, WritableRoots: []string{filepath.Join(base, "cache-link")}}})
+	if err != nil || !reflect.DeepEqual(r.writableRoots, []string{ws, outside}) {
+		t.Errorf("control: a link outside every root: %v, %v", r, err)
+	}
+}
+
 func TestReadOnlyModeHasNoWritableRoots(t *testing.T) {
 	ws := t.TempDir()
 	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: ws}})
