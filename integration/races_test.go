@@ -468,3 +468,49 @@ func TestGitDirSwapRace(t *testing.T) {
 		t.Logf("outcomes: %v", outcomes)
 	})
 }
+
+// TestRequireFullHoldsAtLaunch: a wrap that was full at Wrap (a caller's
+// read-only file, no gap) and requires it: if the protected file turns
+// into a symlink or vanishes before launch, the launcher refuses, on what
+// its plan opened, instead of protecting a link's target or nothing.
+func TestRequireFullHoldsAtLaunch(t *testing.T) {
+	for _, runner := range only("namespaces") {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			settings := filepath.Join(s.ws, ".agent", "settings.json")
+			pol := s.policy()
+			pol.ReadOnlySubpaths = []string{".agent/settings.json"}
+			pol.RequireFull = true
+			for _, change := range []string{"none", "symlink", "gone"} {
+				write(t, settings, "{}\n")
+				w := s.wrap(pol, self(t), toolArg, "write", filepath.Join(s.ws, "ran-"+change))
+				if w.Enforcement != sandbox.Full {
+					t.Fatalf("control: enforcement %s, gaps %v; want full", w.Enforcement, w.Gaps)
+				}
+				switch change {
+				case "symlink":
+					os.Remove(settings)
+					write(t, filepath.Join(s.ws, "decoy.json"), "{}\n")
+					if err := os.Symlink("../decoy.json", settings); err != nil {
+						t.Fatal(err)
+					}
+				case "gone":
+					os.Remove(settings)
+				}
+				r := s.spawn(w, nil)
+				if change == "none" {
+					if r.code != 0 {
+						t.Errorf("control: unchanged, exit %d stderr %q", r.code, r.stderr)
+					}
+					continue
+				}
+				wantRunnerFailure(t, change, r)
+				if !strings.Contains(r.stderr, "full enforcement required") {
+					t.Errorf("%s: stderr %q, want the full-enforcement refusal", change, r.stderr)
+				}
+				wantAbsent(t, filepath.Join(s.ws, "ran-"+change))
+				os.Remove(settings)
+			}
+		})
+	}
+}

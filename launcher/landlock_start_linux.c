@@ -15,7 +15,9 @@
 
 __attribute__((constructor)) static void sbx_landlock_start(int argc, char **argv, char **envp) {
 	(void)envp;
-#ifdef M_ARENA_MAX
+	// Only glibc passes argc and argv to a constructor (ns-run's stage 1
+	// relies on the same); elsewhere the launcher simply keeps its arenas.
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
 	if (argc >= 1 && argv != NULL && argv[0] != NULL && strcmp(argv[0], "landlock-run") == 0)
 		mallopt(M_ARENA_MAX, 1);
 #else

@@ -368,13 +368,23 @@ static void plan_deny_read(const struct spec *s) {
 	struct stat st;
 	for (int i = 0; i < s->ndeny; i++) {
 		char *real = realpath(s->deny[i], NULL);
-		if (!real) {
-			resolve_failed("deny-read path", s->deny[i]);
-			continue;
-		}
-		if (stat(real, &st) < 0) {
+		if (real && stat(real, &st) < 0) {
 			resolve_failed("deny-read path", real);
 			free(real);
+			real = NULL;
+		} else if (!real) {
+			resolve_failed("deny-read path", s->deny[i]);
+		}
+		if (!real) {
+			// Missing: as vocab.NamespaceGaps, a gap only inside a
+			// writable root (not the temp dir), where the command could
+			// create it. -full refuses it here, where the plan looked.
+			int inside = 0;
+			for (int j = 0; j < s->nwritable; j++)
+				inside |= within(s->deny[i], s->writable[j]);
+			if (inside && s->require_full && lstat(s->deny[i], &st) < 0)
+				sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root",
+				          s->deny[i]);
 			continue;
 		}
 		add_layer(LAYER_DENY, real, S_ISDIR(st.st_mode), -1, NULL);
@@ -428,10 +438,17 @@ static void plan_read_only(const struct spec *s, const char *p) {
 		close(dfd);
 	free(dir);
 	struct stat st;
-	if (fd < 0)
+	// -full is checked here, on what the plan uses, not by name before
+	// it: a swap in between would otherwise pass the check.
+	if (fd < 0) {
+		if (s->require_full)
+			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing", p);
 		return; // nothing there
+	}
 	if (fstat(fd, &st) < 0)
 		sbx_fatal(sbx_ns_token, "plan the mounts: read-only subpath %s: %s", p, strerror(errno));
+	if (S_ISLNK(st.st_mode) && s->require_full)
+		sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is a symlink", p);
 	char *real = NULL;
 	if (S_ISLNK(st.st_mode)) {
 		// Protect what the link points to (that only narrows); the
@@ -881,9 +898,11 @@ static void probe(const struct spec *s) {
 	_exit(0);
 }
 
-// require_full refuses what the provider would report as gaps: a
-// read-only subpath that is missing or a symlink, network allowed, UNIX
-// sockets allowed on a kernel whose Landlock cannot confine them by path.
+// require_full refuses what the provider would report as gaps and the plan
+// does not see: network allowed, UNIX sockets allowed on a kernel whose
+// Landlock cannot confine them by path. A read-only subpath that is
+// missing or a symlink, and a missing deny-read path inside a writable
+// root, are refused by the plan itself, on what it opened.
 static void require_full(const struct spec *s) {
 	if (s->allow_net)
 		sbx_fatal(sbx_ns_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
@@ -892,18 +911,8 @@ static void require_full(const struct spec *s) {
 		          "full enforcement required, but: allowed UNIX sockets cannot be confined by path on Landlock ABI %d "
 		          "(needs ABI %d)",
 		          landlock_abi(), SBX_ABI_RESOLVE_UNIX);
-	struct stat st;
-	for (int i = 0; i < s->nro; i++) {
-		if (lstat(s->ro[i], &st) < 0 || S_ISLNK(st.st_mode))
-			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing or a symlink", s->ro[i]);
-	}
-	for (int i = 0; i < s->ndeny; i++) {
-		int inside = 0; // a writable root, not the temp dir: as vocab.NamespaceGaps
-		for (int j = 0; j < s->nwritable; j++)
-			inside |= within(s->deny[i], s->writable[j]);
-		if (lstat(s->deny[i], &st) < 0 && inside)
-			sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root", s->deny[i]);
-	}
+	// Read-only subpaths and deny-read paths: checked by the plan, on the
+	// objects it uses (plan_read_only, plan_deny_read).
 }
 
 // reset_signals gives the command clean signal state: nothing blocked,

@@ -299,15 +299,33 @@ func unixSocket(p string, writable []string) (string, error) {
 
 // resolveOutside resolves the symlinks on p one component at a time,
 // refusing any that lies inside one of roots (the command may have made
-// it). Where a component is missing, the rest is kept as it is.
+// it), in the links' own targets too: a link outside the roots that points
+// through one inside them is refused as well. Where a component is
+// missing, the rest is kept as it is (the launchers follow no symlink, so
+// a dangling one leaves the path unreachable).
 func resolveOutside(p string, roots []string) (string, error) {
-	cur := "/"
+	hops := 0
+	return resolveFrom("/", p, roots, &hops)
+}
+
+// maxLinkHops bounds how many symlinks resolveOutside follows (the
+// kernel's own limit is 40).
+const maxLinkHops = 40
+
+func resolveFrom(cur, p string, roots []string, hops *int) (string, error) {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if filepath.IsAbs(p) {
+		cur = "/"
+	}
 	for i, name := range parts {
-		if name == "" {
+		if name == "" || name == "." {
 			continue
 		}
 		next := filepath.Join(cur, name)
+		if name == ".." {
+			cur = next
+			continue
+		}
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
 			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
@@ -315,24 +333,27 @@ func resolveOutside(p string, roots []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			for _, r := range roots {
-				if within(next, r) {
-					return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", next, r)
-				}
-			}
-			real, err := filepath.EvalSymlinks(next)
-			if errors.Is(err, fs.ErrNotExist) {
-				// Dangling: the launchers follow no symlink, so whatever
-				// is named here stays unreachable.
-				return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
-			}
-			if err != nil {
-				return "", err
-			}
-			next = real
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
 		}
-		cur = next
+		for _, r := range roots {
+			if within(next, r) {
+				return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", next, r)
+			}
+		}
+		if *hops++; *hops > maxLinkHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		rest := filepath.Join(append([]string{target}, parts[i+1:]...)...)
+		if filepath.IsAbs(target) {
+			rest = "/" + strings.TrimPrefix(rest, "/")
+		}
+		return resolveFrom(cur, rest, roots, hops)
 	}
 	return cur, nil
 }

@@ -147,6 +147,29 @@ func TestValidateUnixSockets(t *testing.T) {
 		AllowUnixSockets: []string{sock}}}); err != nil {
 		t.Errorf("control: the real path in a writable root: %v", err)
 	}
+	// A chain: a link the user made outside every root, pointing at a
+	// link inside the workspace (planted: to Docker's socket).
+	outside := t.TempDir()
+	chain := filepath.Join(outside, "agent.sock")
+	os.Symlink(link, chain)
+	if _, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws,
+		AllowUnixSockets: []string{chain}}}); !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "symlink inside the writable root") {
+		t.Errorf("a link chain through the workspace: %v, want INVALID_POLICY", err)
+	}
+	// Control: a chain of links outside every root, relative and
+	// absolute, ends at the socket.
+	hop := filepath.Join(outside, "hop")
+	os.Symlink(sock, hop)
+	rel := filepath.Join(outside, "rel.sock")
+	os.Symlink("hop", rel)
+	if _, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: outside,
+		AllowUnixSockets: []string{rel}}}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("the same chain where its links are writable: %v, want INVALID_POLICY", err)
+	}
+	r, err = validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: outside, AllowUnixSockets: []string{rel}}})
+	if err != nil || len(r.unixSockets) != 1 || r.unixSockets[0] != sock {
+		t.Errorf("control: a chain outside every root: %q, %v; want %s", r.unixSockets, err, sock)
+	}
 }
 
 // TestWritableRootThroughAPlantedSymlink: an extra writable root reached
