@@ -304,6 +304,16 @@ func unixSocket(p string, writable []string) (string, error) {
 // missing, the rest is kept as it is (the launchers follow no symlink, so
 // a dangling one leaves the path unreachable).
 func resolveOutside(p string, roots []string) (string, error) {
+	if filepath.Separator != '/' {
+		// Windows: the walk below speaks '/'-separated paths only, so a
+		// planted junction or symlink is still followed there (README,
+		// Known limitations); resolve as the user meant.
+		real, err := filepath.EvalSymlinks(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		return real, err
+	}
 	hops := 0
 	return resolveFrom("/", p, roots, &hops)
 }
