@@ -39,16 +39,7 @@ func TestKillNineOfTheConsumer(t *testing.T) {
 		consumer.Process.Kill()
 		consumer.Wait()
 
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := os.Stat(done); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the orphaned command never finished")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitForFile(t, done, "the orphaned command never finished")
 		wantContent(t, after, "x\n")
 		wantAbsent(t, escape)
 	})
@@ -74,18 +65,24 @@ func TestLeftBehindProcessesStayConfined(t *testing.T) {
 			if _, err := os.Stat(done); err == nil {
 				t.Fatal("the left-behind process finished before the command exited: the test proves nothing")
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				if _, err := os.Stat(done); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the left-behind process never finished")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitForFile(t, done, "the left-behind process never finished")
 			wantContent(t, after, "x\n")
 			wantAbsent(t, escape)
 		})
+	}
+}
+
+// waitForFile waits up to 20 seconds for p to exist, failing with why.
+func waitForFile(t *testing.T, p, why string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(why)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
