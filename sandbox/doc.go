@@ -1,0 +1,42 @@
+// Package sandbox confines the commands a program runs on a user's behalf
+// (above all an AI coding agent's make, npm test, git and scripts): writes
+// only where the policy allows, no network unless allowed, no reaching the
+// host's processes, daemons and secrets, and an honest report of how
+// complete that confinement is.
+//
+// The flow is Wrap, spawn, Classify. The consumer's own binary is the
+// launcher, so its main must start with launcher.Init:
+//
+//	func main() {
+//		if launcher.Init() {
+//			return
+//		}
+//		w, err := sandbox.Default().Wrap(ctx, sandbox.Request{
+//			Argv:   []string{"make", "test"},
+//			Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws},
+//		})
+//		if err != nil {
+//			return // SANDBOX_UNAVAILABLE or INVALID_POLICY: never run it unconfined
+//		}
+//		defer w.Cleanup()
+//		cmd := w.Command(ctx) // or spawn w.Path, w.Args, w.Env, w.Dir from any language
+//		...
+//		outcome := w.Classify(exitCode, stderr)
+//	}
+//
+// A Provider selects one runner per platform and caches the verdict:
+// namespaces, then landlock, on Linux (each proved by a real probe);
+// seatbelt on macOS; winacl on Windows; none elsewhere, where every Wrap is
+// SANDBOX_UNAVAILABLE. Policy is per call and validated before anything is
+// spawned or created: a relative or unclean path, a missing workspace, a
+// NUL byte, a writable root that is / or the home directory, or a symlink
+// inside a writable root on the way to another writable root or an
+// allowed UNIX socket (an earlier command could have planted it) is
+// INVALID_POLICY.
+//
+// Every Wrapped says whether enforcement is Full or Partial and lists the
+// Gaps that make it partial; Policy.RequireFull turns a partial wrap into
+// SANDBOX_UNAVAILABLE, and the launchers check again at launch. The exit
+// and failure contract, what each runner enforces, and the decisions taken
+// where the design was silent are in the repository's README.
+package sandbox
