@@ -249,3 +249,51 @@ func TestOversizedPolicy(t *testing.T) {
 		wantAbsent(t, marker)
 	})
 }
+
+// TestCommandGetsTheCallersEnvironment: what a launcher sets for itself
+// (landlock-run starts its runtime with GOMAXPROCS=1) never reaches the
+// command, and what the caller set does, unchanged.
+func TestCommandGetsTheCallersEnvironment(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		env := func(vars ...string) string {
+			req := sandboxRequest(s.policy(), self(t), toolArg, "has-env", "GOMAXPROCS")
+			req.Env = append(dropEnv(os.Environ(), "GOMAXPROCS"), vars...)
+			w, err := s.p.Wrap(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Cleanup()
+			return toolAnswer(t, s.spawn(w, nil))
+		}
+		if got := env(); got != "absent" {
+			t.Errorf("GOMAXPROCS reached the command without the caller setting it: %s", got)
+		}
+		if got := env("GOMAXPROCS=3"); got != "present" {
+			t.Errorf("the caller's GOMAXPROCS did not reach the command: %s", got)
+		}
+		req := sandboxRequest(s.policy(), self(t), toolArg, "env", "GOMAXPROCS")
+		req.Env = append(dropEnv(os.Environ(), "GOMAXPROCS"), "GOMAXPROCS=3")
+		w, err := s.p.Wrap(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Cleanup()
+		if r := s.spawn(w, nil); strings.TrimSpace(r.stdout) != "3" {
+			t.Errorf("the caller's GOMAXPROCS changed on the way: %q", r.stdout)
+		}
+		if got := s.tool(s.policy(), "has-env", "SANDBOX_LOCAL_WRAP_TOKEN"); got != "absent" {
+			t.Errorf("the token variable reached the command: %s", got)
+		}
+	})
+}
+
+// dropEnv returns env without the variable name.
+func dropEnv(env []string, name string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, name+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -24,6 +24,9 @@ func landlockRun(args []string) {
 	// through execve from this thread.
 	runtime.LockOSThread()
 	token := takeToken()
+	if t, moved := startupToken(); moved {
+		token = t
+	}
 	spec, err := vocab.Decode(args)
 	if err != nil {
 		fatal(name, token, "%v", err)
