@@ -62,8 +62,10 @@ type Policy struct {
 	// socket of the host stays unreachable where the runner can confine
 	// sockets by path (Linux: Landlock ABI 9; macOS: always); elsewhere the
 	// wrap is partial and a gap says so. A symlink is resolved to the
-	// socket it names; a path that does not exist yet is kept as given
-	// (it is reachable only if a socket is there by launch). Under
+	// socket it names, unless it lies inside a writable root, where a
+	// command could have planted it (INVALID_POLICY: give the real path);
+	// a path that does not exist yet is kept (it is reachable only if a
+	// socket is there by launch). Under
 	// NetworkAllow the listed sockets are reachable like every other one.
 	AllowUnixSockets []string `json:"allow_unix_sockets,omitempty"`
 	// RequireFull makes Wrap fail with SANDBOX_UNAVAILABLE instead of
