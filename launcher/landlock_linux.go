@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -42,16 +41,17 @@ func landlockConfig(s vocab.Spec) landlock.Config {
 // landlockRuleset builds the ruleset fd for s without enforcing it. The
 // path rules are added from descriptors the launcher opened itself (see
 // addGrant), not by path through go-landlock, which follows symlinks.
-func landlockRuleset(s vocab.Spec) (int, error) {
+func landlockRuleset(s vocab.Spec, abi int) (int, error) {
 	plan := planFS(s, osLister{}, stdPTYs())
-	fd, _, err := landlockConfig(s).NewRulesetFD()
+	config := landlockConfig(s)
+	fd, _, err := config.NewRulesetFD()
 	if err != nil {
 		return -1, fmt.Errorf("landlock ruleset: %w", err)
 	}
 	if fd < 0 {
 		return -1, fmt.Errorf("landlock ruleset: the kernel has no Landlock")
 	}
-	rights := uint64(landlockConfig(s).HandledAccessFS) & fsRightsOf(hostinfo.LandlockABI())
+	rights := uint64(config.HandledAccessFS) & fsRightsOf(abi)
 	for _, g := range plan {
 		if err := addGrant(fd, g, rights); err != nil {
 			unix.Close(fd)
@@ -78,7 +78,7 @@ func fsRightsOf(abi int) uint64 {
 	if abi >= vocab.ABIIoctlDev {
 		r |= ll.AccessFSIoctlDev
 	}
-	if abi >= 9 {
+	if abi >= vocab.ABIResolveUnix {
 		r |= ll.AccessFSResolveUnix
 	}
 	return r

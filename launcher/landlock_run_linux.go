@@ -46,7 +46,7 @@ func landlockRun(args []string) {
 			fatal(name, token, "%v", err)
 		}
 	}
-	if err := confineLandlock(spec); err != nil {
+	if err := confineLandlock(spec, abi); err != nil {
 		fatal(name, token, "%v", err)
 	}
 	if spec.Probe {
@@ -63,11 +63,11 @@ func landlockRun(args []string) {
 // seccomp program is the one the provider compiled from package
 // seccompfilter for this spec (-seccomp): compiling it here, with
 // libseccomp, would cost every launch what the provider pays once.
-func confineLandlock(spec vocab.Spec) error {
+func confineLandlock(spec vocab.Spec, abi int) error {
 	if spec.Seccomp == "" {
 		return errors.New("no seccomp program in the arguments (-seccomp)")
 	}
-	fd, err := landlockRuleset(spec)
+	fd, err := landlockRuleset(spec, abi)
 	if err != nil {
 		return err
 	}
