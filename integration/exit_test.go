@@ -68,7 +68,7 @@ func TestLauncherFailureIsClassified(t *testing.T) {
 			},
 			"contract version mismatch": func(a []string) []string { a[1] = "sandbox-local/0"; return a },
 			"unknown option": func(a []string) []string {
-				return append(a[:2:2], append([]string{"-bogus"}, a[2:]...)...)
+				return withOptions(a, "-bogus")
 			},
 			"relative path": func(a []string) []string {
 				for i := range a {
@@ -241,7 +241,7 @@ func TestOversizedPolicy(t *testing.T) {
 		for len(extra) < vocab.MaxArgs {
 			extra = append(extra, "-d", "/x")
 		}
-		w.Args = append(w.Args[:2:2], append(extra, w.Args[2:]...)...)
+		w.Args = withOptions(w.Args, extra...)
 		r := s.spawn(w, nil)
 		if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) || !strings.Contains(r.stderr, "arguments, at most") {
 			t.Errorf("launcher with %d arguments: exit %d stderr %.200q, want 125 and its fatal line", len(w.Args), r.code, r.stderr)

@@ -260,3 +260,10 @@ func forEachRunner(t *testing.T, fn func(t *testing.T, s *sbx)) {
 		t.Run(r, func(t *testing.T) { fn(t, newSbx(t, r)) })
 	}
 }
+
+// withOptions inserts launcher options right after the launcher's name and
+// contract version in a wrap's args.
+func withOptions(args []string, opts ...string) []string {
+	out := append(args[:2:2], opts...)
+	return append(out, args[2:]...)
+}

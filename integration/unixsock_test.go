@@ -222,7 +222,7 @@ func TestUnixSocketAllowListIsExactOrReported(t *testing.T) {
 		// The launcher holds the line by itself: the same wrap with -full.
 		marker := filepath.Join(s.ws, "ran")
 		w = s.wrap(pol, self(t), toolArg, "write", marker)
-		w.Args = withFlag(w.Args, "-full")
+		w.Args = withOptions(w.Args, "-full")
 		r := s.spawn(w, nil)
 		if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) || !strings.Contains(r.stderr, "UNIX socket") {
 			t.Errorf("launcher with -full: exit %d stderr %q, want 125 and a fatal line about UNIX sockets", r.code, r.stderr)
@@ -232,7 +232,7 @@ func TestUnixSocketAllowListIsExactOrReported(t *testing.T) {
 		// command, so the refusal above was the UNIX sockets'.
 		w = s.wrap(s.policy(), self(t), toolArg, "write", marker)
 		if len(w.Gaps) == 0 {
-			w.Args = withFlag(w.Args, "-full")
+			w.Args = withOptions(w.Args, "-full")
 			if r := s.spawn(w, nil); r.code != 0 {
 				t.Errorf("control: -full without UNIX sockets: exit %d stderr %q", r.code, r.stderr)
 			}
@@ -271,9 +271,4 @@ func TestAllowedSocketSwappedForASecret(t *testing.T) {
 			wantDenied(t, "read the secret through the swapped path", got, "EACCES", "ENOENT")
 		}
 	})
-}
-
-// withFlag inserts a flag right after the launcher's name and version.
-func withFlag(args []string, flag string) []string {
-	return append(args[:2:2], append([]string{flag}, args[2:]...)...)
 }
