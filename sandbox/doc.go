@@ -37,6 +37,7 @@
 // Every Wrapped says whether enforcement is Full or Partial and lists the
 // Gaps that make it partial; Policy.RequireFull turns a partial wrap into
 // SANDBOX_UNAVAILABLE, and the launchers check again at launch. The exit
-// and failure contract, what each runner enforces, and the decisions taken
-// where the design was silent are in the repository's README.
+// and failure contract is in the repository's docs/contract.md, what each
+// runner enforces and why in docs/runners/, the known limitations in
+// SECURITY.md.
 package sandbox

@@ -308,7 +308,7 @@ func unixSocket(p string, writable []string) (string, error) {
 func resolveOutside(p string, roots []string) (string, error) {
 	if filepath.Separator != '/' {
 		// Windows: the walk below speaks '/'-separated paths only, so a
-		// planted junction or symlink is still followed there (README,
+		// planted junction or symlink is still followed there (SECURITY.md,
 		// Known limitations); resolve as the user meant.
 		real, err := filepath.EvalSymlinks(p)
 		if errors.Is(err, fs.ErrNotExist) {
