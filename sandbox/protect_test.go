@@ -64,7 +64,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := protectedPaths(osFS{}, c.roots, c.extra)
+			got, _ := protectedPaths(osFS{}, c.roots, c.extra)
 			var want []string
 			for _, w := range c.want {
 				want = append(want, filepath.Join(c.roots[0], w))
@@ -79,7 +79,7 @@ func TestProtectedPaths(t *testing.T) {
 
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
-	got := protectedPaths(osFS{}, []string{wt, repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil)
 	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
@@ -92,7 +92,7 @@ func TestProtectedPathsBounded(t *testing.T) {
 	for i := 0; i < maxGitDirs+50; i++ {
 		mkfile(t, filepath.Join(repo, ".git/modules", "m"+itoa(i), "HEAD"), "x")
 	}
-	got := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
 	// Past the budget, the git dirs not looked into are protected whole.
 	whole := 0
 	for _, p := range got {
@@ -115,7 +115,7 @@ func TestProtectedPathsTooDeep(t *testing.T) {
 		deep = filepath.Join(deep, "d"+itoa(i))
 	}
 	mkfile(t, filepath.Join(deep, "HEAD"), "x")
-	got := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
 	covered := false
 	for _, p := range got {
 		covered = covered || within(filepath.Join(deep, "hooks"), p)
@@ -134,7 +134,7 @@ func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
 	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n")
 	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
-	got := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
 	for _, want := range []string{".husky/_", "shared.gitconfig", "tools/hooks", "more.gitconfig"} {
 		if !contains(got, filepath.Join(repo, want)) {
 			t.Errorf("%s is not protected: %q", want, got)
@@ -158,7 +158,7 @@ func TestProtectedPathsResolveTheirDirectories(t *testing.T) {
 	os.Symlink("conf/agent", filepath.Join(ws, ".agent"))
 	os.Symlink("settings.json", filepath.Join(ws, "conf/agent/link.json"))
 	os.Symlink(base, filepath.Join(ws, "out"))
-	got := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
+	got, _ := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
 	want := []string{filepath.Join(ws, "conf/agent/settings.json"), filepath.Join(ws, "conf/agent/link.json"), filepath.Join(ws, "conf/agent/missing/x")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("protectedPaths = %q, want %q", got, want)
