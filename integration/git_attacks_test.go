@@ -73,6 +73,12 @@ func TestGitHookLinkedIntoTheWorkspace(t *testing.T) {
 			write(t, filepath.Join(ws, "ci/lint.sh"), "#!/bin/sh\nexit 0\n")
 			symlink(t, "../ci/lint.sh", filepath.Join(ws, ".githooks/pre-push"))
 		}, []string{"ci/lint.sh", ".githooks/pre-commit"}, "ci/other.sh"},
+		{"a config command names a workspace script", func(t *testing.T, ws string) {
+			git(t, ws, "config", "alias.lint", "!./tools/lint.sh --fix")
+			git(t, ws, "config", "core.fsmonitor", "tools/fsmon.sh")
+			write(t, filepath.Join(ws, "tools/lint.sh"), "#!/bin/sh\nexit 0\n")
+			write(t, filepath.Join(ws, "tools/fsmon.sh"), "#!/bin/sh\nexit 0\n")
+		}, []string{"tools/lint.sh", "tools/fsmon.sh"}, "tools/other.sh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

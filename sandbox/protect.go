@@ -344,6 +344,10 @@ func configTargets(fsys fileSystem, worktree, config string, depth int, hooks *[
 			*hooks = append(*hooks, h)
 			out = append(out, h)
 			out = append(out, huskyTargets(fsys, worktree, h, hooks)...)
+		case commandKey(section, key):
+			if prog := programPath(value, worktree); prog != "" {
+				out = append(out, prog)
+			}
 		case (section == "include" || section == "includeif") && key == "path":
 			inc := resolveGitPath(value, filepath.Dir(config))
 			out = append(out, inc)
@@ -464,14 +468,26 @@ func (w *linkWalk) run(hooks []string) {
 // walk protects what the entries of the hooks directory dir (found from
 // the hooks directory top) point to.
 func (w *linkWalk) walk(top, dir string, depth int) {
-	real, ok := w.resolve(dir)
-	if !ok || w.seen[real] || depth > maxHookDepth {
+	fi, err := w.fsys.Lstat(dir)
+	if err != nil || depth > maxHookDepth {
+		return
+	}
+	// A real directory inside a .git was built from directories found
+	// real (gitProtected); anything else is resolved, link by link.
+	real := dir
+	if !fi.IsDir() || !insideGitDir(dir, w.roots) {
+		var ok bool
+		if real, ok = w.resolve(dir); !ok {
+			return
+		}
+		if fi, err = w.fsys.Lstat(real); err != nil {
+			return
+		}
+	}
+	if w.seen[real] || !fi.IsDir() {
 		return
 	}
 	w.seen[dir], w.seen[real] = true, true
-	if fi, err := w.fsys.Lstat(real); err != nil || !fi.IsDir() {
-		return
-	}
 	if real != dir && underAny(real, w.roots) {
 		w.add(real) // a linked directory: the link is listed, its target protected
 	}
@@ -534,4 +550,30 @@ func (w *linkWalk) truncated(top string) {
 	if len(w.gaps) == 0 {
 		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directory %s (with the others of this wrap) holds more than %d entries or %d symlinks: the rest were not examined, so a hook there may run a file the command can write", top, maxHookEntries, maxHookLinks)})
 	}
+}
+
+// commandKey reports whether the config key section.key (subsection
+// dropped) names a command git runs: its program, when named by a path
+// inside a writable root, is protected like a hook.
+func commandKey(section, key string) bool {
+	switch section + "." + key {
+	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "core.askpass",
+		"sequence.editor", "diff.external", "diff.textconv", "diff.command", "gpg.program",
+		"filter.clean", "filter.smudge", "filter.process", "merge.driver", "credential.helper",
+		"alias." + key:
+		return true
+	}
+	return false
+}
+
+// programPath returns the program a command value from a git config names
+// by a path (relative to the worktree's top, where git runs it), or "": a
+// bare name is looked up in PATH, and a shell command beyond its first word
+// is not parsed (README: what stays open).
+func programPath(value, worktree string) string {
+	fields := strings.Fields(strings.TrimPrefix(value, "!"))
+	if len(fields) == 0 || !strings.ContainsRune(fields[0], '/') {
+		return ""
+	}
+	return resolveGitPath(strings.Trim(fields[0], `'"`), worktree)
 }
