@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,7 +37,16 @@ var (
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
 //     git dir it names;
 //   - what a protected config points at: core.hooksPath (husky keeps hooks
-//     in the worktree) and the files of include.path and includeIf.*.path.
+//     in the worktree) and the files of include.path and includeIf.*.path,
+//     and a program a config command names by a path (alias.x =
+//     !./tools/x.sh, core.fsmonitor, filters, diff and merge drivers,
+//     editors, credential helpers);
+//   - husky's directory whole where core.hooksPath is DIR/_ (husky v9's
+//     stubs run DIR/<hook>);
+//   - what protected paths point to where a writable root holds it: the
+//     target of every symlink in a hooks directory (a linked directory
+//     whole, and walked the same way) and of a protected path that is a
+//     symlink. The walk is bounded; past the bound the report says so.
 //
 // git add and git commit keep working: objects, refs, the index and logs
 // stay writable. A writable root without a .git gets nothing: a repository
@@ -52,6 +63,8 @@ func DefaultReadOnlySubpaths() []string {
 type fileSystem interface {
 	Lstat(name string) (fs.FileInfo, error)
 	ReadDir(name string) ([]fs.DirEntry, error)
+	// ReadDirN reads at most n entries of a directory, in directory order.
+	ReadDirN(name string, n int) ([]fs.DirEntry, error)
 	ReadFile(name string) ([]byte, error)
 }
 
@@ -60,6 +73,19 @@ type osFS struct{}
 func (osFS) Lstat(n string) (fs.FileInfo, error)     { return os.Lstat(n) }
 func (osFS) ReadDir(n string) ([]fs.DirEntry, error) { return os.ReadDir(n) }
 func (osFS) ReadFile(n string) ([]byte, error)       { return os.ReadFile(n) }
+
+func (osFS) ReadDirN(name string, n int) ([]fs.DirEntry, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(n)
+	if errors.Is(err, io.EOF) {
+		err = nil // an empty directory
+	}
+	return ents, err
+}
 
 // maxGitDirs bounds how many nested git dirs (submodules, worktrees) one
 // root contributes, so a hostile tree cannot make Wrap walk forever.
@@ -398,14 +424,11 @@ func huskyTargets(fsys fileSystem, worktree, hooksPath string, hooks *[]string) 
 		*hooks = append(*hooks, dir)
 		return append(out, dir)
 	}
-	ents, err := fsys.ReadDir(hooksPath)
+	ents, err := fsys.ReadDirN(hooksPath, maxHookLinks) // husky writes 13 stubs
 	if err != nil {
 		return out
 	}
-	for i, e := range ents {
-		if i >= maxHookEntries {
-			break
-		}
+	for _, e := range ents {
 		if n := e.Name(); n[0] != '.' && n != "h" && n != "husky.sh" {
 			out = append(out, filepath.Join(dir, n))
 		}
@@ -417,7 +440,7 @@ func huskyTargets(fsys fileSystem, worktree, hooksPath string, hooks *[]string) 
 // hooks directories must not make Wrap slow. What was not examined is
 // reported.
 const (
-	maxHookEntries = 4096 // directory entries looked at, all hooks directories together
+	maxHookEntries = 8192 // directory entries read, all hooks directories together (256 submodules' samples fit)
 	maxHookLinks   = 256  // symlinks followed
 	maxHookDepth   = 8    // directories below a hooks directory
 )
@@ -492,7 +515,9 @@ func (w *linkWalk) walk(top, dir string, depth int) {
 		w.add(real) // a linked directory: the link is listed, its target protected
 	}
 	w.fixed = append(w.fixed, real)
-	ents, err := w.fsys.ReadDir(real)
+	// One entry more than the budget: a directory that has it is
+	// reported without reading the rest.
+	ents, err := w.fsys.ReadDirN(real, w.entries+1)
 	if err != nil {
 		return
 	}
@@ -548,7 +573,7 @@ func (w *linkWalk) resolve(p string) (string, bool) {
 
 func (w *linkWalk) truncated(top string) {
 	if len(w.gaps) == 0 {
-		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directory %s (with the others of this wrap) holds more than %d entries or %d symlinks: the rest were not examined, so a hook there may run a file the command can write", top, maxHookEntries, maxHookLinks)})
+		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
 	}
 }
 

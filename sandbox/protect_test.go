@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -237,6 +238,13 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 		{"too many links", func(ws string) {
 			for i := range maxHookLinks + 10 {
 				ln("../../t/"+itoa(i), filepath.Join(ws, ".git/hooks", "l"+itoa(i)))
+			}
+		}, nil, nil, "not examined"},
+		{"too many entries", func(ws string) {
+			for i := range maxHookEntries + 1 {
+				if err := os.WriteFile(filepath.Join(ws, ".git/hooks", "s"+strconv.Itoa(i)+".sample"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}, nil, nil, "not examined"},
 	}
