@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -540,6 +541,12 @@ func (w *linkWalk) walk(top, dir string, depth int) {
 				continue // a loop: git cannot run it either
 			}
 			w.seen[p] = true
+			if slices.Contains(w.roots, t) {
+				// Protecting a whole writable root would make the
+				// workspace read-only: say what stays open instead.
+				w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
+				continue
+			}
 			if underAny(t, w.roots) {
 				w.add(t) // where missing, reported: the command could create it
 			}

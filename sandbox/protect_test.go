@@ -235,6 +235,9 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 			mkfile(t, filepath.Join(ws, "_/h"), "")
 			mkfile(t, filepath.Join(ws, "_/.gitignore"), "*")
 		}, []string{"_", "pre-commit"}, []string{"", "h", ".gitignore"}, ""},
+		{"a hook links to the workspace itself", func(ws string) {
+			ln("../..", filepath.Join(ws, ".git/hooks/top"))
+		}, nil, []string{""}, "links to the writable root"},
 		{"too many links", func(ws string) {
 			for i := range maxHookLinks + 10 {
 				ln("../../t/"+itoa(i), filepath.Join(ws, ".git/hooks", "l"+itoa(i)))
