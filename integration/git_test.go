@@ -130,7 +130,8 @@ func TestGitDirCannotBeSwapped(t *testing.T) {
 }
 
 // TestHooksPathInsideTheWorktree: with core.hooksPath pointing into the
-// worktree (husky's .husky/_), those hooks are as protected as .git/hooks.
+// worktree (husky's .husky/_), those hooks are as protected as .git/hooks,
+// and so is husky's directory of hook scripts (TestHuskyHooks).
 func TestHooksPathInsideTheWorktree(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		gitRepo(t, s.ws)
@@ -152,7 +153,7 @@ func TestHooksPathInsideTheWorktree(t *testing.T) {
 		}
 		wantDenied(t, "plant a hook in core.hooksPath", s.tool(s.policy(), "write", filepath.Join(hooks, "pre-commit")))
 		wantAbsent(t, filepath.Join(hooks, "pre-commit"))
-		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, ".husky", "notes")))
+		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "notes")))
 	})
 }
 

@@ -476,6 +476,11 @@ static void plan_read_only(const struct spec *s, const char *p) {
 	// Only a directory or a file under a writable root (outside the roots
 	// all is read-only already), and never one a deny-read mount hides.
 	if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && root && !hidden(real, root)) {
+		// A bind covers one name: another hard link to the file it opened
+		// writes the same inode (vocab.NamespaceGaps reports it).
+		if (s->require_full && S_ISREG(st.st_mode) && st.st_nlink > 1)
+			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s has %lu hard links", real,
+			          (unsigned long)st.st_nlink);
 		add_layer(LAYER_RO, real, S_ISDIR(st.st_mode), fd, &st);
 		plan_pins(root, real);
 	} else {

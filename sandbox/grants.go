@@ -11,7 +11,10 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 //     /dev/null-like devices every launcher allows).
 //   - workspace-write: the workspace and the writable roots too, minus the
 //     protected subpaths (git's code-execution surface and the caller's own).
-func grants(fsys fileSystem, r *resolved, token, tempDir string) vocab.Spec {
+//
+// The gaps are what the expansion of the protected subpaths could not
+// cover on any runner (see linkWalk).
+func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []Gap) {
 	s := vocab.Spec{
 		Token:        token,
 		TempDir:      tempDir,
@@ -22,9 +25,10 @@ func grants(fsys fileSystem, r *resolved, token, tempDir string) vocab.Spec {
 		RequireFull:  r.requireFull,
 		Argv:         append([]string(nil), r.argv...),
 	}
+	var gaps []Gap
 	if r.mode == WorkspaceWrite {
 		s.Writable = append([]string(nil), r.writableRoots...)
-		s.ReadOnly = protectedPaths(fsys, r.writableRoots, r.extraRO)
+		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, r.extraRO)
 	}
-	return s
+	return s, gaps
 }

@@ -317,14 +317,23 @@ func resolveOutside(p string, roots []string) (string, error) {
 		return real, err
 	}
 	hops := 0
-	return resolveFrom("/", p, roots, &hops)
+	return resolveFrom("/", p, func(link string) error {
+		for _, r := range roots {
+			if within(link, r) {
+				return fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", link, r)
+			}
+		}
+		return nil
+	}, &hops)
 }
 
 // maxLinkHops bounds how many symlinks resolveOutside follows (the
 // kernel's own limit is 40).
 const maxLinkHops = 40
 
-func resolveFrom(cur, p string, roots []string, hops *int) (string, error) {
+// resolveFrom resolves p from the directory cur, one component at a time;
+// every symlink met is first shown to planted, whose error stops the walk.
+func resolveFrom(cur, p string, planted func(link string) error, hops *int) (string, error) {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	if filepath.IsAbs(p) {
 		cur = "/"
@@ -349,10 +358,8 @@ func resolveFrom(cur, p string, roots []string, hops *int) (string, error) {
 			cur = next
 			continue
 		}
-		for _, r := range roots {
-			if within(next, r) {
-				return "", fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", next, r)
-			}
+		if err := planted(next); err != nil {
+			return "", err
 		}
 		if *hops++; *hops > maxLinkHops {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
@@ -365,7 +372,7 @@ func resolveFrom(cur, p string, roots []string, hops *int) (string, error) {
 		if filepath.IsAbs(target) {
 			rest = "/" + strings.TrimPrefix(rest, "/")
 		}
-		return resolveFrom(cur, rest, roots, hops)
+		return resolveFrom(cur, rest, planted, hops)
 	}
 	return cur, nil
 }

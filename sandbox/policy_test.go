@@ -130,7 +130,7 @@ func TestValidateUnixSockets(t *testing.T) {
 	if want := []string{sock, missing}; !reflect.DeepEqual(r.unixSockets, want) {
 		t.Errorf("UNIX sockets %q, want %q", r.unixSockets, want)
 	}
-	if s := grants(osFS{}, r, "", "/tmp/t"); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
+	if s, _ := grants(osFS{}, r, "", "/tmp/t"); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
 		t.Errorf("spec UNIX sockets %q, want %q", s.UnixSockets, r.unixSockets)
 	}
 	// Where the workspace is writable, a command could have planted the
@@ -203,7 +203,7 @@ func TestReadOnlyModeHasNoWritableRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := grants(osFS{}, r, "", "/tmp/t")
+	s, _ := grants(osFS{}, r, "", "/tmp/t")
 	if len(s.Writable) != 0 || len(s.ReadOnly) != 0 || s.TempDir != "/tmp/t" {
 		t.Fatalf("read-only spec %#v", s)
 	}

@@ -1,10 +1,16 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // gitSurface are the entries of a git directory through which a write turns
@@ -32,7 +38,16 @@ var (
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
 //     git dir it names;
 //   - what a protected config points at: core.hooksPath (husky keeps hooks
-//     in the worktree) and the files of include.path and includeIf.*.path.
+//     in the worktree) and the files of include.path and includeIf.*.path,
+//     and a program a config command names by a path (alias.x =
+//     !./tools/x.sh, core.fsmonitor, filters, diff and merge drivers,
+//     editors, credential helpers);
+//   - husky's directory whole where core.hooksPath is DIR/_ (husky v9's
+//     stubs run DIR/<hook>);
+//   - what protected paths point to where a writable root holds it: the
+//     target of every symlink in a hooks directory (a linked directory
+//     whole, and walked the same way) and of a protected path that is a
+//     symlink. The walk is bounded; past the bound the report says so.
 //
 // git add and git commit keep working: objects, refs, the index and logs
 // stay writable. A writable root without a .git gets nothing: a repository
@@ -49,6 +64,8 @@ func DefaultReadOnlySubpaths() []string {
 type fileSystem interface {
 	Lstat(name string) (fs.FileInfo, error)
 	ReadDir(name string) ([]fs.DirEntry, error)
+	// ReadDirN reads at most n entries of a directory, in directory order.
+	ReadDirN(name string, n int) ([]fs.DirEntry, error)
 	ReadFile(name string) ([]byte, error)
 }
 
@@ -57,6 +74,19 @@ type osFS struct{}
 func (osFS) Lstat(n string) (fs.FileInfo, error)     { return os.Lstat(n) }
 func (osFS) ReadDir(n string) ([]fs.DirEntry, error) { return os.ReadDir(n) }
 func (osFS) ReadFile(n string) ([]byte, error)       { return os.ReadFile(n) }
+
+func (osFS) ReadDirN(name string, n int) ([]fs.DirEntry, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(n)
+	if errors.Is(err, io.EOF) {
+		err = nil // an empty directory
+	}
+	return ents, err
+}
 
 // maxGitDirs bounds how many nested git dirs (submodules, worktrees) one
 // root contributes, so a hostile tree cannot make Wrap walk forever.
@@ -76,7 +106,7 @@ const maxGitDirs = 256
 // gitProtected found real a moment ago, and resolving them again would
 // follow a .git swapped for a symlink in between; the launcher refuses
 // that one instead.
-func protectedPaths(fsys fileSystem, roots, extra []string) []string {
+func protectedPaths(fsys fileSystem, roots, extra []string) ([]string, []Gap) {
 	var out pathList
 	add := func(p string) {
 		if !insideGitDir(p, roots) {
@@ -86,8 +116,9 @@ func protectedPaths(fsys fileSystem, roots, extra []string) []string {
 			out.add(p)
 		}
 	}
+	var hooks []string
 	for _, root := range roots {
-		for _, p := range gitProtected(fsys, root, roots) {
+		for _, p := range gitProtected(fsys, root, roots, &hooks) {
 			add(p)
 		}
 		for _, e := range extra {
@@ -101,11 +132,15 @@ func protectedPaths(fsys fileSystem, roots, extra []string) []string {
 			add(e)
 		}
 	}
-	return out.list
+	lw := linkWalk{fsys: fsys, roots: roots, out: &out, add: add, entries: maxHookEntries, links: maxHookLinks}
+	lw.run(hooks)
+	return out.list, lw.gaps
 }
 
 // gitProtected returns the protected paths of the .git entry of root.
-func gitProtected(fsys fileSystem, root string, roots []string) []string {
+// The hooks directories among them (and core.hooksPath) are added to
+// hooks: the links in those are followed (linkWalk).
+func gitProtected(fsys fileSystem, root string, roots []string, hooks *[]string) []string {
 	dotgit := filepath.Join(root, ".git")
 	fi, err := fsys.Lstat(dotgit)
 	switch {
@@ -118,12 +153,12 @@ func gitProtected(fsys fileSystem, root string, roots []string) []string {
 		if gd := gitdirOf(fsys, root, dotgit, fi); gd != "" && underAny(gd, roots) {
 			out = append(out, surfaceOf(fsys, gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
-			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0)...)
+			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0, hooks)...)
 		}
-		return out
+		return hooksOf(out, hooks)
 	case fi.IsDir():
 		out := surfaceOf(fsys, dotgit)
-		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0)...)
+		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0, hooks)...)
 		budget := maxGitDirs
 		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
 		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
@@ -134,9 +169,19 @@ func gitProtected(fsys fileSystem, root string, roots []string) []string {
 				}
 			}
 		}
-		return out
+		return hooksOf(out, hooks)
 	}
 	return []string{dotgit}
+}
+
+// hooksOf adds the hooks directories of a git dir surface to hooks.
+func hooksOf(surface []string, hooks *[]string) []string {
+	for _, p := range surface {
+		if filepath.Base(p) == "hooks" {
+			*hooks = append(*hooks, p)
+		}
+	}
+	return surface
 }
 
 func surfaceOf(fsys fileSystem, gitdir string) []string {
@@ -280,7 +325,7 @@ func within(p, root string) bool {
 // include.path / includeIf.*.path (relative to the including file), followed
 // to a small depth. Protecting the config file alone would leave those
 // writable.
-func configTargets(fsys fileSystem, worktree, config string, depth int) []string {
+func configTargets(fsys fileSystem, worktree, config string, depth int, hooks *[]string) []string {
 	if depth > 4 {
 		return nil
 	}
@@ -322,11 +367,18 @@ func configTargets(fsys fileSystem, worktree, config string, depth int) []string
 		}
 		switch {
 		case section == "core" && key == "hookspath":
-			out = append(out, resolveGitPath(value, worktree))
+			h := resolveGitPath(value, worktree)
+			*hooks = append(*hooks, h)
+			out = append(out, h)
+			out = append(out, huskyTargets(fsys, worktree, h, hooks)...)
+		case commandKey(section, key):
+			if prog := programPath(value, worktree); prog != "" {
+				out = append(out, prog)
+			}
 		case (section == "include" || section == "includeif") && key == "path":
 			inc := resolveGitPath(value, filepath.Dir(config))
 			out = append(out, inc)
-			out = append(out, configTargets(fsys, worktree, inc, depth+1)...)
+			out = append(out, configTargets(fsys, worktree, inc, depth+1, hooks)...)
 		}
 	}
 	return out
@@ -344,4 +396,216 @@ func resolveGitPath(v, base string) string {
 		return filepath.Clean(v)
 	}
 	return filepath.Join(base, v)
+}
+
+// huskyTargets: husky (v9) sets core.hooksPath to DIR/_, whose stubs
+// source the dispatcher DIR/_/h, which runs DIR/<hook>: the scripts the
+// project keeps in DIR (.husky), which often source others kept beside
+// them. So a hooks path named "_" protects its parent whole, and that
+// parent's links are followed like a hooks directory's. Where the parent is
+// the worktree itself (husky installed into "."), only the scripts named
+// like a stub in _ are protected, so the worktree stays writable. The
+// dispatcher also sources the user's husky init.sh, protected where a
+// writable root holds it. Husky v5 to v8 set DIR itself as the hooks path:
+// protected whole like any hooks path.
+func huskyTargets(fsys fileSystem, worktree, hooksPath string, hooks *[]string) []string {
+	if filepath.Base(hooksPath) != "_" {
+		return nil
+	}
+	var out []string
+	if home, err := os.UserHomeDir(); err == nil {
+		cfg := os.Getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(cfg) {
+			cfg = filepath.Join(home, ".config")
+		}
+		out = append(out, filepath.Join(cfg, "husky", "init.sh"), filepath.Join(home, ".huskyrc"))
+	}
+	dir := filepath.Dir(hooksPath)
+	if dir != filepath.Clean(worktree) {
+		*hooks = append(*hooks, dir)
+		return append(out, dir)
+	}
+	ents, err := fsys.ReadDirN(hooksPath, maxHookLinks) // husky writes 13 stubs
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if n := e.Name(); n[0] != '.' && n != "h" && n != "husky.sh" {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out
+}
+
+// Bounds on linkWalk: a tree with thousands of entries or links in its
+// hooks directories must not make Wrap slow. What was not examined is
+// reported.
+const (
+	maxHookEntries = 8192 // directory entries read, all hooks directories together (256 submodules' samples fit)
+	maxHookLinks   = 256  // symlinks followed
+	maxHookDepth   = 8    // directories below a hooks directory
+)
+
+// linkWalk protects what the protected paths point to. git runs a hook
+// that is a symlink by following it, so every symlink in a hooks directory
+// (.git/hooks, core.hooksPath, husky's directory) or below it, and every
+// protected path that is itself a symlink, has its target kept read-only
+// too where a writable root holds it (a hook linked to
+// scripts/pre-commit.sh would otherwise run whatever the command wrote
+// there); a target that is a directory is protected whole and walked the
+// same way. A symlink on the way that lies in a writable directory, which
+// the command could re-point, is listed as well: the runner reports it as
+// a symlink it cannot cover. A file in a hooks directory with more than
+// one hard link is listed by its own name, so the runner reports it
+// (another name for it may be writable). Targets outside every writable
+// root are read-only already.
+type linkWalk struct {
+	fsys           fileSystem
+	roots          []string
+	out            *pathList
+	add            func(string)
+	entries, links int
+	seen           map[string]bool
+	fixed          []string // directories known read-only: a link in them cannot be re-pointed
+	gaps           []Gap
+}
+
+func (w *linkWalk) run(hooks []string) {
+	w.seen = map[string]bool{}
+	for _, h := range hooks {
+		w.walk(h, h, 0)
+	}
+	for _, p := range append([]string(nil), w.out.list...) {
+		if fi, err := w.fsys.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !w.seen[p] {
+			if w.links <= 0 {
+				w.truncated(p)
+				return
+			}
+			w.links--
+			if real, ok := w.resolve(p); ok && underAny(real, w.roots) {
+				w.add(real)
+			}
+		}
+	}
+}
+
+// walk protects what the entries of the hooks directory dir (found from
+// the hooks directory top) point to.
+func (w *linkWalk) walk(top, dir string, depth int) {
+	fi, err := w.fsys.Lstat(dir)
+	if err != nil || depth > maxHookDepth {
+		return
+	}
+	// A real directory inside a .git was built from directories found
+	// real (gitProtected); anything else is resolved, link by link.
+	real := dir
+	if !fi.IsDir() || !insideGitDir(dir, w.roots) {
+		var ok bool
+		if real, ok = w.resolve(dir); !ok {
+			return
+		}
+		if fi, err = w.fsys.Lstat(real); err != nil {
+			return
+		}
+	}
+	if w.seen[real] || !fi.IsDir() {
+		return
+	}
+	w.seen[dir], w.seen[real] = true, true
+	if real != dir && underAny(real, w.roots) {
+		w.add(real) // a linked directory: the link is listed, its target protected
+	}
+	w.fixed = append(w.fixed, real)
+	// One entry more than the budget: a directory that has it is
+	// reported without reading the rest.
+	ents, err := w.fsys.ReadDirN(real, w.entries+1)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if w.entries <= 0 {
+			w.truncated(top)
+			return
+		}
+		w.entries--
+		p := filepath.Join(real, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			if w.links <= 0 {
+				w.truncated(top)
+				return
+			}
+			w.links--
+			t, ok := w.resolve(p)
+			if !ok {
+				continue // a loop: git cannot run it either
+			}
+			w.seen[p] = true
+			if slices.Contains(w.roots, t) {
+				// Protecting a whole writable root would make the
+				// workspace read-only: say what stays open instead.
+				w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
+				continue
+			}
+			if underAny(t, w.roots) {
+				w.add(t) // where missing, reported: the command could create it
+			}
+			if fi, err := w.fsys.Lstat(t); err == nil && fi.IsDir() {
+				w.walk(top, t, depth+1)
+			}
+		case e.IsDir():
+			w.walk(top, p, depth+1)
+		case e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample"):
+			// git never runs a .sample: a deduplicated copy is no gap.
+			if fi, err := w.fsys.Lstat(p); err == nil && vocab.LinkCount(fi) > 1 {
+				w.add(p)
+			}
+		}
+	}
+}
+
+// resolve follows p to what it names, listing the symlinks on the way that
+// the command could re-point (inside a writable root, outside every
+// directory known read-only).
+func (w *linkWalk) resolve(p string) (string, bool) {
+	hops := 0
+	real, err := resolveFrom("/", p, func(link string) error {
+		if underAny(link, w.roots) && !underAny(link, w.fixed) {
+			w.add(link)
+		}
+		return nil
+	}, &hops)
+	return real, err == nil
+}
+
+func (w *linkWalk) truncated(top string) {
+	if len(w.gaps) == 0 {
+		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
+	}
+}
+
+// commandKey reports whether the config key section.key (subsection
+// dropped) names a command git runs: its program, when named by a path
+// inside a writable root, is protected like a hook.
+func commandKey(section, key string) bool {
+	switch section + "." + key {
+	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "core.askpass",
+		"sequence.editor", "diff.external", "diff.textconv", "diff.command", "gpg.program",
+		"filter.clean", "filter.smudge", "filter.process", "merge.driver", "credential.helper",
+		"alias." + key:
+		return true
+	}
+	return false
+}
+
+// programPath returns the program a command value from a git config names
+// by a path (relative to the worktree's top, where git runs it), or "": a
+// bare name is looked up in PATH, and a shell command beyond its first word
+// is not parsed (README: what stays open).
+func programPath(value, worktree string) string {
+	fields := strings.Fields(strings.TrimPrefix(value, "!"))
+	if len(fields) == 0 || !strings.ContainsRune(fields[0], '/') {
+		return ""
+	}
+	return resolveGitPath(strings.Trim(fields[0], `'"`), worktree)
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -64,7 +66,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := protectedPaths(osFS{}, c.roots, c.extra)
+			got, _ := protectedPaths(osFS{}, c.roots, c.extra)
 			var want []string
 			for _, w := range c.want {
 				want = append(want, filepath.Join(c.roots[0], w))
@@ -79,7 +81,7 @@ func TestProtectedPaths(t *testing.T) {
 
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
-	got := protectedPaths(osFS{}, []string{wt, repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil)
 	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
@@ -92,7 +94,7 @@ func TestProtectedPathsBounded(t *testing.T) {
 	for i := 0; i < maxGitDirs+50; i++ {
 		mkfile(t, filepath.Join(repo, ".git/modules", "m"+itoa(i), "HEAD"), "x")
 	}
-	got := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
 	// Past the budget, the git dirs not looked into are protected whole.
 	whole := 0
 	for _, p := range got {
@@ -115,7 +117,7 @@ func TestProtectedPathsTooDeep(t *testing.T) {
 		deep = filepath.Join(deep, "d"+itoa(i))
 	}
 	mkfile(t, filepath.Join(deep, "HEAD"), "x")
-	got := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
 	covered := false
 	for _, p := range got {
 		covered = covered || within(filepath.Join(deep, "hooks"), p)
@@ -132,15 +134,15 @@ func itoa(i int) string {
 func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 	repo := t.TempDir()
 	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
-	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n")
+	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n[core]\n\tfsmonitor = tools/fsmon.sh\n\teditor = vim\n[alias]\n\tlint = !./tools/lint.sh --fix\n[diff \"img\"]\n\ttextconv = /usr/bin/exiftool\n")
 	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
-	got := protectedPaths(osFS{}, []string{repo}, nil)
-	for _, want := range []string{".husky/_", "shared.gitconfig", "tools/hooks", "more.gitconfig"} {
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
+	for _, want := range []string{".husky/_", ".husky", "shared.gitconfig", "tools/hooks", "more.gitconfig", "tools/fsmon.sh", "tools/lint.sh"} {
 		if !contains(got, filepath.Join(repo, want)) {
 			t.Errorf("%s is not protected: %q", want, got)
 		}
 	}
-	if contains(got, "/elsewhere/conf") {
+	if contains(got, "/elsewhere/conf") || contains(got, "/usr/bin/exiftool") || contains(got, filepath.Join(repo, "vim")) {
 		t.Errorf("a path outside every writable root was listed: %q", got)
 	}
 }
@@ -158,9 +160,125 @@ func TestProtectedPathsResolveTheirDirectories(t *testing.T) {
 	os.Symlink("conf/agent", filepath.Join(ws, ".agent"))
 	os.Symlink("settings.json", filepath.Join(ws, "conf/agent/link.json"))
 	os.Symlink(base, filepath.Join(ws, "out"))
-	got := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
+	got, _ := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
 	want := []string{filepath.Join(ws, "conf/agent/settings.json"), filepath.Join(ws, "conf/agent/link.json"), filepath.Join(ws, "conf/agent/missing/x")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("protectedPaths = %q, want %q", got, want)
+	}
+}
+
+// TestProtectedPathsFollowLinks: what the protected paths point to is
+// protected too, where a writable root holds it.
+func TestProtectedPathsFollowLinks(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type layout func(ws string)
+	ln := func(target, link string) {
+		os.MkdirAll(filepath.Dir(link), 0o755)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name      string
+		layout    layout
+		want, not []string // relative to ws
+		gap       string
+	}{
+		{"hook linked to a script", func(ws string) {
+			mkfile(t, filepath.Join(ws, "scripts/pre-commit.sh"), "x")
+			ln("../../scripts/pre-commit.sh", filepath.Join(ws, ".git/hooks/pre-commit"))
+		}, []string{"scripts/pre-commit.sh"}, []string{".git/hooks/pre-commit"}, ""},
+		{"hook linked to a missing script", func(ws string) {
+			ln("../../scripts/absent.sh", filepath.Join(ws, ".git/hooks/pre-push"))
+		}, []string{"scripts/absent.sh"}, nil, ""},
+		{"hook linked outside every root", func(ws string) {
+			ln("/usr/bin/true", filepath.Join(ws, ".git/hooks/pre-push"))
+		}, nil, []string{"/usr/bin/true"}, ""},
+		{"hook linked to a directory, and links in it", func(ws string) {
+			mkfile(t, filepath.Join(ws, "lib/x.sh"), "x")
+			mkfile(t, filepath.Join(ws, "deeper/y.sh"), "y")
+			ln("../deeper/y.sh", filepath.Join(ws, "lib/y.sh"))
+			ln("../../lib", filepath.Join(ws, ".git/hooks/lib"))
+		}, []string{"lib", "deeper/y.sh"}, []string{"lib/y.sh"}, ""},
+		{"a chain through a writable link", func(ws string) {
+			mkfile(t, filepath.Join(ws, "s/real.sh"), "x")
+			ln("real.sh", filepath.Join(ws, "s/current"))
+			ln("../../s/current", filepath.Join(ws, ".git/hooks/commit-msg"))
+		}, []string{"s/current", "s/real.sh"}, nil, ""},
+		{"the hooks directory is a link", func(ws string) {
+			mkfile(t, filepath.Join(ws, "scripts/pc.sh"), "x")
+			ln("../scripts/pc.sh", filepath.Join(ws, "githooks/pre-commit"))
+			os.RemoveAll(filepath.Join(ws, ".git/hooks"))
+			ln("../githooks", filepath.Join(ws, ".git/hooks"))
+		}, []string{".git/hooks", "githooks", "scripts/pc.sh"}, nil, ""},
+		{"the config is a link", func(ws string) {
+			mkfile(t, filepath.Join(ws, "conf/gitconfig"), "[core]\n")
+			os.Remove(filepath.Join(ws, ".git/config"))
+			ln("../conf/gitconfig", filepath.Join(ws, ".git/config"))
+		}, []string{".git/config", "conf/gitconfig"}, nil, ""},
+		{"a hard-linked hook, a hard-linked sample", func(ws string) {
+			mkfile(t, filepath.Join(ws, "pc.sh"), "x")
+			os.Link(filepath.Join(ws, "pc.sh"), filepath.Join(ws, ".git/hooks/pre-commit"))
+			os.Link(filepath.Join(ws, "pc.sh"), filepath.Join(ws, ".git/hooks/update.sample"))
+		}, []string{".git/hooks/pre-commit"}, []string{".git/hooks/update.sample"}, ""},
+		{"husky v9", func(ws string) {
+			mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n\thooksPath = .husky/_\n")
+			mkfile(t, filepath.Join(ws, ".husky/_/pre-commit"), ". \"${0%/*}/h\"")
+			mkfile(t, filepath.Join(ws, ".husky/pre-commit"), "npm test\n")
+		}, []string{".husky", ".husky/_"}, nil, ""},
+		{"husky installed at the top", func(ws string) {
+			mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n\thooksPath = _\n")
+			mkfile(t, filepath.Join(ws, "_/pre-commit"), ". \"${0%/*}/h\"")
+			mkfile(t, filepath.Join(ws, "_/h"), "")
+			mkfile(t, filepath.Join(ws, "_/.gitignore"), "*")
+		}, []string{"_", "pre-commit"}, []string{"", "h", ".gitignore"}, ""},
+		{"a hook links to the workspace itself", func(ws string) {
+			ln("../..", filepath.Join(ws, ".git/hooks/top"))
+		}, nil, []string{""}, "links to the writable root"},
+		{"too many links", func(ws string) {
+			for i := range maxHookLinks + 10 {
+				ln("../../t/"+itoa(i), filepath.Join(ws, ".git/hooks", "l"+itoa(i)))
+			}
+		}, nil, nil, "not examined"},
+		{"too many entries", func(ws string) {
+			for i := range maxHookEntries + 1 {
+				if err := os.WriteFile(filepath.Join(ws, ".git/hooks", "s"+strconv.Itoa(i)+".sample"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, nil, nil, "not examined"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws := filepath.Join(base, "ws"+itoa(i))
+			mkfile(t, filepath.Join(ws, ".git/HEAD"), "ref: refs/heads/main\n")
+			mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n")
+			os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755)
+			c.layout(ws)
+			got, gaps := protectedPaths(osFS{}, []string{ws}, nil)
+			abs := func(p string) string {
+				if filepath.IsAbs(p) {
+					return p
+				}
+				return filepath.Join(ws, p)
+			}
+			for _, p := range c.want {
+				if !contains(got, abs(p)) {
+					t.Errorf("%s is not protected: %q", p, got)
+				}
+			}
+			for _, p := range c.not {
+				if contains(got, abs(p)) {
+					t.Errorf("%s is listed: %q", p, got)
+				}
+			}
+			found := len(gaps) > 0 && strings.Contains(gaps[0].Reason, c.gap) && strings.Contains(gaps[0].Reason, filepath.Join(ws, ".git/hooks"))
+			if c.gap == "" && len(gaps) > 0 || c.gap != "" && !found {
+				t.Errorf("gaps %v, want one saying %q", gaps, c.gap)
+			}
+		})
 	}
 }

@@ -78,7 +78,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
 	}
 	w := &Wrapped{Dir: r.dir, Runner: run.name()}
-	spec := grants(p.fsys, r, token, "")
+	spec, protectGaps := grants(p.fsys, r, token, "")
 	if err := prepareTemp(run, &spec, w); err != nil {
 		return nil, err
 	}
@@ -90,6 +90,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Cleanup()
 		return nil, err
 	}
+	w.Gaps = append(w.Gaps, protectGaps...)
 	w.Enforcement = Full
 	if len(w.Gaps) > 0 {
 		w.Enforcement = Partial

@@ -124,7 +124,8 @@ func AllowNetworkGaps(s Spec) []Gap {
 
 // NamespaceGaps returns the gaps of the namespaces runner for s: what a
 // mount namespace cannot bind because it is not there or is a symlink
-// (mount(2) follows a final symlink and cannot cover the link itself).
+// (mount(2) follows a final symlink and cannot cover the link itself), and
+// a read-only file with more than one hard link (a bind covers one name).
 // lstat is os.Lstat, or a fake in tests. Provider and launcher call it on
 // the same spec, so the report matches what the launcher does.
 //
@@ -139,6 +140,11 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
 		case fi.Mode()&fs.ModeSymlink != 0:
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s is a symlink: what it points to is kept read-only, but the link itself can be replaced inside its writable parent", p)})
+		case fi.Mode().IsRegular() && LinkCount(fi) > 1:
+			// A bind covers this name only: another name for the same
+			// inode inside a writable root writes it (the launcher with
+			// -full refuses it again on the file it opens).
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s has %d hard links: it is bound read-only by this name only, and another name for the same file inside a writable root stays writable", p, LinkCount(fi))})
 		}
 	}
 	for _, d := range s.DenyRead {
