@@ -147,7 +147,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: %v\n", err)
 		return exitFailure
 	}
-	return runReported(ctx, w, absolute(*report), stderr)
+	reportPath := absolute(*report)
+	rf, err := openReport(reportPath)
+	if err != nil {
+		w.Cleanup()
+		fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
+		return exitFailure
+	}
+	defer rf.Close()
+	return runReported(ctx, w, rf, reportPath, stderr)
 }
 
 // absolute makes a command-line path absolute against the current
@@ -194,7 +202,7 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 
 // runReported runs the wrap as a child, forwards the signals a process
 // sent the CLI to it, and writes the report once it has exited.
-func runReported(ctx context.Context, w *sandbox.Wrapped, reportPath string, stderr io.Writer) int {
+func runReported(ctx context.Context, w *sandbox.Wrapped, report *os.File, reportPath string, stderr io.Writer) int {
 	defer w.Cleanup()
 	cmd := w.Command(ctx)
 	head := &headBuffer{}
@@ -223,8 +231,16 @@ func runReported(ctx context.Context, w *sandbox.Wrapped, reportPath string, std
 		Outcome sandbox.Outcome  `json:"outcome"`
 	}{w, w.Classify(code, head.b)}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	if werr := os.WriteFile(reportPath, append(b, '\n'), 0o600); werr != nil {
+	// Through the descriptor opened before the command ran, never by name:
+	// the command may have replaced the name with a link meanwhile.
+	werr := report.Truncate(0)
+	if werr == nil {
+		_, werr = report.WriteAt(append(b, '\n'), 0)
+	}
+	if werr != nil {
 		fmt.Fprintf(stderr, "sandbox-run: cannot write the report: %v\n", werr)
+	} else if !sameFile(report, reportPath) {
+		fmt.Fprintf(stderr, "sandbox-run: the report file %s was replaced or removed during the run; the report went to the file opened before it, not to what is there now\n", reportPath)
 	}
 	return code
 }
