@@ -517,6 +517,7 @@ struct sbx_mount_attr {
 #define ATTR_RDONLY 0x1
 #define ATTR_NOSUID 0x2
 #define ATTR_NODEV 0x4
+#define ATTR_NOEXEC 0x8
 #define SBX_AT_RECURSIVE 0x8000
 
 #define NEWROOT "/newroot"
@@ -554,6 +555,11 @@ static void setup_dev(void) {
 			continue;
 		touch(mine, 0600);
 		must(mount(host, mine, NULL, MS_BIND, NULL), "bind", mine);
+		// Read-only: these are the host's inodes, and a root caller owns
+		// them (chmod 600 /dev/null would break every other user). A
+		// read-only mount refuses chmod, chown, utimes and xattrs, while
+		// reading and writing a device (O_TRUNC included) still work.
+		must(set_attr(mine, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC, 0), "make read-only", mine);
 	}
 	must(mkdir(NEWROOT "/dev/pts", 0755), "mkdir", "/dev/pts");
 	must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"),
@@ -647,7 +653,7 @@ static int empty_tmpfs(const char *path) {
 	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "mode", "0755", 0), "hide deny-read: mode", path);
 	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "size", "64k", 0), "hide deny-read: size", path);
 	must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0), "hide deny-read: create", path);
-	int mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV | 0x8 /* NOEXEC */);
+	int mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC);
 	must(mnt, "hide deny-read: fsmount", path);
 	close(fs);
 	return mnt;
