@@ -466,6 +466,9 @@ func toolVerb(args []string) string {
 	case "diagnose-without-userns":
 		return diagnoseWithoutUserns()
 	}
+	if out, ok := metadataVerb(args); ok {
+		return out
+	}
 	return "error: unknown verb " + args[0]
 }
 

@@ -173,12 +173,18 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 			return err
 		}
 	}
-	if !k.allowNetwork {
-		for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
-			if err := add(name, eacces); err != nil {
-				return err
-			}
+	// io_uring in every mode: its operations (sockets, connect, openat
+	// with a mode, setxattr) never pass through the system calls this
+	// filter inspects.
+	for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
+		if err := add(name, eacces); err != nil {
+			return err
 		}
+	}
+	if err := addModeRules(f, add, cond); err != nil {
+		return err
+	}
+	if !k.allowNetwork {
 		if allowed := allowedFamilies(k); len(allowed) > 0 {
 			if err := denySocketFamilies(f, eacces, allowed); err != nil {
 				return err
@@ -225,6 +231,51 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 		}
 	}
 	return add("clone3", enosys)
+}
+
+// modeArgs are the system calls that set a file's mode, with the index of
+// their mode argument: the ones that change it, and the ones that create a
+// file with it (open's mode counts only with O_CREAT or O_TMPFILE, but a
+// caller without those passes 0; mknod makes regular files too). mkdir is
+// not among them: a setgid directory only passes its group on, and setuid
+// means nothing on a directory.
+var modeArgs = []struct {
+	name string
+	arg  uint
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2},
+	{"open", 2}, {"openat", 3}, {"creat", 1},
+	{"mknod", 1}, {"mknodat", 2},
+}
+
+// sysFchmodat2 is fchmodat2(2) (Linux 6.6), the same number on every
+// architecture (it is newer than the unified table); libseccomp 2.5 does
+// not know its name.
+const sysFchmodat2 = 452
+
+// addModeRules refuses (EPERM) every mode with S_ISUID or S_ISGID: a
+// command must leave no setuid or setgid file behind, which a person (or,
+// for a root caller's files, anyone) would later run with the owner's
+// rights. The bits are tested with masked compares on the argument as
+// given, so high bits a caller sets (the kernel reads a umode_t) cannot
+// hide them. openat2 carries its mode in a struct the filter cannot read:
+// it answers ENOSYS, and the C library and Go fall back to openat.
+// File capabilities need CAP_SETFCAP, which the command does not have
+// (every capability set is emptied, with no_new_privs).
+func addModeRules(f *seccomp.ScmpFilter, add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
+	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
+	for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+		for _, m := range modeArgs {
+			if err := add(m.name, eperm, cond(m.arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
+				return err
+			}
+		}
+		if err := f.AddRuleConditional(seccomp.ScmpSyscall(sysFchmodat2), eperm,
+			[]seccomp.ScmpCondition{cond(2, seccomp.CompareMaskedEqual, bit, bit)}); err != nil {
+			return fmt.Errorf("seccomp: fchmodat2 rule: %w", err)
+		}
+	}
+	return add("openat2", enosys)
 }
 
 // programKey is everything a program depends on: the runner's profile,

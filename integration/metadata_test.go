@@ -1,0 +1,148 @@
+//go:build linux
+
+package integration
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestNoSetuidFilesLeftBehind: a command must not leave a setuid or setgid
+// file behind, by changing a mode or by creating a file with one: a person
+// (or anyone, for a root caller's files) would later run it with the
+// owner's rights. High bits above the kernel's 16 must not hide the bits.
+func TestNoSetuidFilesLeftBehind(t *testing.T) {
+	// Unconfined control: the verb really makes a setuid file.
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	write(t, ctl, "x")
+	wantOK(t, "control: chmod 4755 unconfined", hostTool(t, "chmod", "4755", ctl))
+	if m := hostToolRaw(t, "mode", ctl); m != "4755" {
+		t.Fatalf("control: mode %s after chmod 4755", m)
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, mode := range []string{"4755", "2755", "6755", "40000004755"} {
+			for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+				f := filepath.Join(s.ws, "existing-"+verb+"-"+mode)
+				write(t, f, "x")
+				os.Chmod(f, 0o644)
+				wantDenied(t, verb+" "+mode, s.tool(s.policy(), verb, mode, f), "EPERM")
+				if m := hostToolRaw(t, "mode", f); m != "644" {
+					t.Errorf("%s %s: the file's mode is %s on the host", verb, mode, m)
+				}
+			}
+			for _, verb := range []string{"create", "creat", "mknod-reg"} {
+				f := filepath.Join(s.ws, "new-"+verb+"-"+mode)
+				wantDenied(t, verb+" "+mode, s.tool(s.policy(), verb, mode, f), "EPERM")
+				wantAbsent(t, f)
+			}
+			f := filepath.Join(s.ws, "new-openat2-"+mode)
+			wantDenied(t, "openat2 "+mode, s.tool(s.policy(), "create2", mode, f), "ENOSYS")
+			wantAbsent(t, f)
+		}
+		// Positive controls: ordinary modes keep working, by every call.
+		for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+			f := filepath.Join(s.ws, "plain-"+verb)
+			write(t, f, "x")
+			wantOK(t, verb+" 755", s.tool(s.policy(), verb, "755", f))
+			if m := hostToolRaw(t, "mode", f); m != "755" {
+				t.Errorf("%s 755: mode %s", verb, m)
+			}
+		}
+		for _, verb := range []string{"create", "creat", "mknod-reg"} {
+			wantOK(t, verb+" 755", s.tool(s.policy(), verb, "755", filepath.Join(s.ws, "plain-"+verb+"-new")))
+		}
+		// A setgid directory only passes its group on: allowed.
+		wantOK(t, "mkdir 2775", s.tool(s.policy(), "mkdir-mode", "2775", filepath.Join(s.ws, "shared-dir")))
+		// Tools fail visibly, not silently: cp -p of a setuid file.
+		src := filepath.Join(s.base, "suid-src")
+		write(t, src, "x")
+		os.Chmod(src, 0o4755)
+		r := s.run(s.policy(), "/bin/cp", "-p", src, filepath.Join(s.ws, "copied"))
+		t.Logf("cp -p of a setuid file: exit %d, stderr %q (GNU cp drops the bits it cannot set)", r.code, r.stderr)
+		if m := hostToolRaw(t, "mode", filepath.Join(s.ws, "copied")); strings.HasPrefix(m, "4") || strings.HasPrefix(m, "6") {
+			t.Errorf("cp -p left mode %s", m)
+		}
+	})
+}
+
+// TestNoFileCapabilities: a file capability (security.capability) is a
+// setuid of its own kind. Setting one needs CAP_SETFCAP, which the command
+// never has, root caller or not.
+func TestNoFileCapabilities(t *testing.T) {
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	write(t, ctl, "x")
+	control := hostToolRaw(t, "setcap", ctl)
+	if os.Geteuid() == 0 {
+		wantOK(t, "control: root sets a file capability unconfined", control)
+	} else {
+		t.Logf("as uid %d the attack cannot start (setcap unconfined: %s); the root run proves the denial", os.Geteuid(), control)
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		f := filepath.Join(s.ws, "capped")
+		write(t, f, "x")
+		wantDenied(t, "set security.capability", s.tool(s.policy(), "setcap", f), "EPERM")
+		if _, err := unix.Getxattr(f, "security.capability", make([]byte, 64)); !errors.Is(err, unix.ENODATA) {
+			t.Errorf("security.capability on the host: %v, want ENODATA", err)
+		}
+	})
+}
+
+// TestDeviceNodesUnchangeable: the namespaces runner's /dev holds the
+// host's null, zero, full, random, urandom and tty; a root caller owns
+// them, so without a read-only mount its command could chmod or touch
+// them on the host (chmod 600 /dev/null breaks every other user). They
+// stay usable.
+func TestDeviceNodesUnchangeable(t *testing.T) {
+	if !contains(linuxRunners, "namespaces") {
+		t.Skip("the namespaces runner is not under test here")
+	}
+	s := newSbx(t, "namespaces")
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
+		var before unix.Stat_t
+		if err := unix.Stat(dev, &before); err != nil {
+			continue
+		}
+		mode := strings.TrimPrefix(hostToolRaw(t, "mode", dev), "0")
+		// Should the attack succeed (an old launcher), put the host's device
+		// back: the test must not break the machine it proves things on.
+		t.Cleanup(func() {
+			var now unix.Stat_t
+			if unix.Stat(dev, &now) == nil && now.Mode != before.Mode {
+				unix.Chmod(dev, before.Mode&0o7777)
+			}
+			if now.Mtim != before.Mtim {
+				unix.UtimesNano(dev, []unix.Timespec{before.Atim, before.Mtim})
+			}
+		})
+		wantDenied(t, "chmod "+dev, s.tool(s.policy(), "chmod", "600", dev), "EROFS", "EPERM")
+		wantDenied(t, "utimes "+dev, s.tool(s.policy(), "utimes", dev), "EROFS", "EPERM", "EACCES")
+		wantDenied(t, "setxattr "+dev, s.tool(s.policy(), "setxattr-user", dev), "EROFS", "EPERM", "EACCES")
+		var after unix.Stat_t
+		unix.Stat(dev, &after)
+		if after.Mode != before.Mode || after.Mtim != before.Mtim || hostToolRaw(t, "mode", dev) != mode {
+			t.Errorf("%s changed on the host: mode %o -> %o, mtime %v -> %v", dev, before.Mode, after.Mode, before.Mtim, after.Mtim)
+		}
+	}
+	// Positive: the devices work, and chmod works where it may.
+	r := s.run(s.policy(), "/bin/sh", "-c", "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c")
+	if r.code != 0 || strings.Fields(r.stdout)[0] != "4" {
+		t.Errorf("devices inside: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	f := filepath.Join(s.ws, "f")
+	write(t, f, "x")
+	wantOK(t, "chmod in the workspace", s.tool(s.policy(), "chmod", "600", f))
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+//go:build linux
+
+package integration
+
+import (
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// atFDCWD is AT_FDCWD as a raw system call argument.
+var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
+
+// metadataVerb is the tool's verbs that change a file's metadata or
+// create it with a mode; ok is false for another verb. The mode is octal
+// and may carry bits above the 16 the kernel reads (the raw system call
+// gets all 64).
+func metadataVerb(args []string) (out string, ok bool) {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	mode := func() uintptr {
+		m, _ := strconv.ParseUint(arg(1), 8, 64)
+		return uintptr(m)
+	}
+	path := func(i int) *byte {
+		p, _ := unix.BytePtrFromString(arg(i))
+		return p
+	}
+	raw := func(trap uintptr, a ...uintptr) string {
+		a = append(a, 0, 0, 0, 0)
+		if _, _, e := unix.Syscall6(trap, a[0], a[1], a[2], a[3], 0, 0); e != 0 {
+			return unix.ErrnoName(e)
+		}
+		return "ok"
+	}
+	ptr := func(p *byte) uintptr { return uintptr(unsafe.Pointer(p)) }
+	switch args[0] {
+	case "chmod": // chmod MODE PATH, by fchmodat
+		return raw(unix.SYS_FCHMODAT, atFDCWD, ptr(path(2)), mode()), true
+	case "chmod2": // fchmodat2(2)
+		return raw(452, atFDCWD, ptr(path(2)), mode(), 0), true
+	case "fchmod":
+		fd, err := unix.Open(arg(2), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return raw(unix.SYS_FCHMOD, uintptr(fd), mode()), true
+	case "create": // create MODE PATH, by openat(O_CREAT)
+		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, ptr(path(2)),
+			unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, mode(), 0, 0)
+		if e != 0 {
+			return unix.ErrnoName(e), true
+		}
+		unix.Close(int(fd))
+		return "ok", true
+	case "creat":
+		return raw(unix.SYS_CREAT, ptr(path(2)), mode()), true
+	case "create2": // openat2(O_CREAT) with the mode in its struct
+		fd, err := unix.Openat2(unix.AT_FDCWD, arg(2), &unix.OpenHow{Flags: unix.O_CREAT | unix.O_EXCL | unix.O_WRONLY | unix.O_CLOEXEC, Mode: uint64(mode())})
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err), true
+	case "mknod-reg":
+		return raw(unix.SYS_MKNODAT, atFDCWD, ptr(path(2)), unix.S_IFREG|mode(), 0), true
+	case "mkdir-mode":
+		return raw(unix.SYS_MKDIRAT, atFDCWD, ptr(path(2)), mode()), true
+	case "utimes": // utimes PATH: set both times to the epoch
+		return result(unix.UtimesNano(arg(1), []unix.Timespec{{}, {}})), true
+	case "setcap": // setcap PATH: a version 2 security.capability granting CAP_SETUID
+		v := make([]byte, 20)
+		v[3] = 0x02                       // VFS_CAP_REVISION_2
+		v[0] = 1                          // VFS_CAP_FLAGS_EFFECTIVE
+		v[4] = byte(1 << unix.CAP_SETUID) // permitted, low word
+		return result(unix.Setxattr(arg(1), "security.capability", v, 0)), true
+	case "setxattr-user":
+		return result(unix.Setxattr(arg(1), "user.sandbox-test", []byte("x"), 0)), true
+	case "mode": // mode PATH: the file's mode bits, octal
+		var st unix.Stat_t
+		if err := unix.Lstat(arg(1), &st); err != nil {
+			return result(err), true
+		}
+		return strconv.FormatUint(uint64(st.Mode&0o7777), 8), true
+	}
+	return "", false
+}
