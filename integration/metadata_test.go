@@ -4,11 +4,14 @@ package integration
 
 import (
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -141,6 +144,100 @@ func TestDeviceNodesUnchangeable(t *testing.T) {
 func contains(list []string, v string) bool {
 	for _, x := range list {
 		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLandlockGapsAreReal holds the landlock runner's report to the truth
+// for what Landlock (ABI 7) cannot confine: each leak really happens under
+// landlock, and the gap that names it is in the report; under namespaces
+// the same attempt fails and no such gap is reported.
+func TestLandlockGapsAreReal(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		landlock := s.runner == "landlock"
+		// Metadata outside the writable roots, in both modes.
+		outside := filepath.Join(s.base, "own-file")
+		write(t, outside, "x")
+		os.Chmod(outside, 0o600)
+		for _, ro := range []bool{false, true} {
+			pol := s.policy()
+			if ro {
+				pol.Mode = sandbox.ReadOnly
+			}
+			w := s.wrap(pol, self(t), toolArg, "chmod", "644", outside)
+			got := toolAnswer(t, s.spawn(w, nil))
+			named := gapNamed(w.Gaps, "file metadata is not confined")
+			if landlock {
+				wantOK(t, "landlock: chmod outside the writable roots (the gap is real)", got)
+				if !named {
+					t.Errorf("read-only=%v: the metadata gap is missing from %v", ro, w.Gaps)
+				}
+			} else {
+				wantDenied(t, "namespaces: chmod outside the writable roots", got, "EROFS")
+				if named {
+					t.Errorf("namespaces reports a metadata gap: %v", w.Gaps)
+				}
+			}
+			os.Chmod(outside, 0o600)
+		}
+
+		// /proc shows host processes' command lines.
+		marker := randomName("cmdline-marker-")
+		sleeper := exec.Command(self(t), toolArg, "sleep", marker)
+		if err := sleeper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+		if hostToolRaw(t, "find-cmdline", marker) != "found" {
+			t.Fatal("control: the host's sleeper is not visible unconfined")
+		}
+		w := s.wrap(s.policy(), self(t), toolArg, "find-cmdline", marker)
+		got := toolAnswer(t, s.spawn(w, nil))
+		if named := gapNamed(w.Gaps, "every host process stays visible in /proc"); landlock != (got == "found") || landlock != named {
+			t.Errorf("host command line seen: %q, gap named: %v (runner %s)", got, named, s.runner)
+		}
+
+		// A deny-read directory: inotify events and stat sizes leak.
+		secret := filepath.Join(s.base, "secrets")
+		os.Mkdir(secret, 0o700)
+		write(t, filepath.Join(secret, "key"), "0123456789")
+		pol := s.policy()
+		pol.DenyRead = []string{secret}
+		w = s.wrap(pol, self(t), toolArg, "stat-size", filepath.Join(secret, "key"))
+		size := toolAnswer(t, s.spawn(w, nil))
+		named := gapNamed(w.Gaps, "deny-read paths can still be looked up")
+		if landlock != (size == "10") || landlock != named {
+			t.Errorf("denied file's size seen as %q, gap named %v (runner %s)", size, named, s.runner)
+		}
+		w = s.wrap(pol, self(t), toolArg, "inotify-events", secret, "3000")
+		cmd := w.Command(t.Context())
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		n, _ := out.Read(buf) // "watching", or the errno
+		if strings.HasPrefix(string(buf[:n]), "watching") {
+			write(t, filepath.Join(secret, "new-key"), "y")
+		}
+		rest, _ := io.ReadAll(out)
+		cmd.Wait()
+		seen := strings.Contains(string(buf[:n])+string(rest), "events")
+		if landlock != seen {
+			t.Errorf("inotify on a denied directory: %q %q (runner %s)", buf[:n], rest, s.runner)
+		}
+	})
+}
+
+// gapNamed reports whether one of gaps contains text.
+func gapNamed(gaps []sandbox.Gap, text string) bool {
+	for _, g := range gaps {
+		if strings.Contains(g.Reason, text) {
 			return true
 		}
 	}

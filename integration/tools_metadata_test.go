@@ -3,7 +3,10 @@
 package integration
 
 import (
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +84,36 @@ func metadataVerb(args []string) (out string, ok bool) {
 		return result(unix.Setxattr(arg(1), "security.capability", v, 0)), true
 	case "setxattr-user":
 		return result(unix.Setxattr(arg(1), "user.sandbox-test", []byte("x"), 0)), true
+	case "inotify-events": // inotify-events DIR MS: events seen in DIR within MS ms, or the errno
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		if _, err := unix.InotifyAddWatch(fd, arg(1), unix.IN_ALL_EVENTS); err != nil {
+			return result(err), true
+		}
+		fmt.Println("watching")
+		ms, _ := strconv.Atoi(arg(2))
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, _ := unix.Poll(pfd, ms); n > 0 {
+			return "events", true
+		}
+		return "none", true
+	case "stat-size": // stat-size PATH: the size lstat reports
+		var st unix.Stat_t
+		if err := unix.Lstat(arg(1), &st); err != nil {
+			return result(err), true
+		}
+		return strconv.FormatInt(st.Size, 10), true
+	case "find-cmdline": // find-cmdline MARKER: is a process with MARKER in its argv visible (other than this one and its launchers)?
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), arg(1)) && !strings.Contains(string(b), "find-cmdline") {
+				return "found", true
+			}
+		}
+		return "none", true
 	case "mode": // mode PATH: the file's mode bits, octal
 		var st unix.Stat_t
 		if err := unix.Lstat(arg(1), &st); err != nil {

@@ -40,6 +40,10 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
 	gaps = append(gaps, Gap{"ipc", "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
+	gaps = append(gaps, LandlockMetadataGap, LandlockProcGap)
+	if len(s.DenyRead) > 0 {
+		gaps = append(gaps, LandlockDenyReadMetadataGap)
+	}
 	for _, p := range s.ReadOnly {
 		gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
 	}
@@ -50,6 +54,19 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	}
 	return gaps
 }
+
+// The landlock runner's gaps that no Landlock ABI up to 7 closes, on every
+// wrap (the deny-read one when the policy denies reads).
+var (
+	// LandlockMetadataGap: Landlock governs no chmod, chown, utimes,
+	// extended attributes, ACLs or inode flags, and the filter cannot tell
+	// a path inside the writable roots from one outside.
+	LandlockMetadataGap = Gap{"fs", "file metadata is not confined: the command can change the mode, times, extended attributes and ACLs of every file its user owns, outside the writable roots and in read-only mode too (chmod 644 ~/.ssh/id_ed25519, an ACL on ~/.bashrc); a root caller's command can do so to system files and the host's device nodes (landlock governs no metadata; needs the namespaces runner)"}
+	// LandlockProcGap: no pid namespace.
+	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
+	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
+	LandlockDenyReadMetadataGap = Gap{"fs", "deny-read paths can still be looked up: their names, sizes and times (stat, ls -l of the parent), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
+)
 
 // LandlockKernelGaps returns only the gaps that come from the kernel's
 // Landlock ABI: the ones the launcher announces with its notice line.

@@ -190,10 +190,14 @@ func TestLandlockGapsNameReadOnlyAndInnerDenyRead(t *testing.T) {
 	s := Spec{Writable: []string{"/ws"}, ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"},
 		DenyRead: []string{"/ws/.env", "/home/u/.ssh"}}
 	gaps := LandlockGaps(7, s)
-	if len(gaps) != 4 || gaps[0].Area != "ipc" || !strings.Contains(gaps[0].Reason, "System V") {
-		t.Fatalf("gaps = %v, want 4 (System V IPC, two read-only subpaths, one inner deny-read)", gaps)
+	if len(gaps) != 7 || gaps[0].Area != "ipc" || !strings.Contains(gaps[0].Reason, "System V") ||
+		gaps[1] != LandlockMetadataGap || gaps[2] != LandlockProcGap || gaps[3] != LandlockDenyReadMetadataGap {
+		t.Fatalf("gaps = %v, want 7 (System V IPC, metadata, /proc, deny-read lookups, two read-only subpaths, one inner deny-read)", gaps)
 	}
-	gaps = gaps[1:]
+	if g := LandlockGaps(7, Spec{Writable: []string{"/ws"}}); len(g) != 3 {
+		t.Errorf("without deny-read paths: %v, want System V IPC, metadata and /proc only", g)
+	}
+	gaps = gaps[4:]
 	for i, p := range []string{"/ws/.git/hooks", "/ws/.git/config", "/ws/.env"} {
 		if !strings.Contains(gaps[i].Reason, p) {
 			t.Errorf("gap %d = %q, want it to name %s", i, gaps[i], p)
