@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,5 +91,64 @@ func TestCLIReportThroughPlantedLink(t *testing.T) {
 			})
 		}
 		os.Remove(report)
+	})
+}
+
+// TestSquattedTempParent: another user who creates the per-user temp
+// parent (<TMPDIR>/sandbox-local-<uid>) first must not make every wrap
+// SANDBOX_UNAVAILABLE, nor get the wraps' private dirs: the provider falls
+// back to a parent of its own, and finds it again on the next wrap. Root
+// plants it as another user's (nobody's) directory; an ordinary user, who
+// cannot, plants an open one (mode 0777) and a symlink to a decoy.
+func TestSquattedTempParent(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, kind := range []string{"another user's", "open to all", "symlink"} {
+			t.Run(kind, func(t *testing.T) {
+				tmp := t.TempDir()
+				t.Setenv("TMPDIR", tmp)
+				squat := filepath.Join(tmp, "sandbox-local-"+strconv.Itoa(os.Getuid()))
+				decoy := filepath.Join(tmp, "decoy")
+				os.Mkdir(decoy, 0o777)
+				switch kind {
+				case "another user's":
+					if os.Geteuid() != 0 {
+						t.Skip("only root can make a directory owned by another user; the other cases run here")
+					}
+					os.Mkdir(squat, 0o777)
+					os.Chmod(squat, 0o777)
+					if err := os.Chown(squat, 65534, 65534); err != nil {
+						t.Fatal(err)
+					}
+				case "open to all":
+					os.Mkdir(squat, 0o777)
+					os.Chmod(squat, 0o777)
+				case "symlink":
+					os.Symlink(decoy, squat)
+				}
+				var dirs []string
+				for i := 0; i < 2; i++ {
+					w := s.wrap(s.policy(), self(t), toolArg, "write-in-env-dir", "TMPDIR", "f")
+					if r := s.spawn(w, nil); r.code != 0 {
+						t.Fatalf("wrap %d with a squatted parent: exit %d stderr %q", i, r.code, r.stderr)
+					}
+					if strings.HasPrefix(w.TempDir, squat+"/") || strings.HasPrefix(w.TempDir, decoy+"/") {
+						t.Errorf("the temp dir %s is inside the squatted parent", w.TempDir)
+					}
+					dirs = append(dirs, filepath.Dir(w.TempDir))
+					w.Cleanup()
+				}
+				if dirs[0] != dirs[1] || !strings.HasPrefix(filepath.Base(dirs[0]), "sandbox-local-"+strconv.Itoa(os.Getuid())+"-") {
+					t.Errorf("fallback parents %v: want one sandbox-local-<uid>-* dir, found again", dirs)
+				}
+				if ents, _ := os.ReadDir(decoy); len(ents) != 0 {
+					t.Errorf("the decoy got %d entries", len(ents))
+				}
+				if kind != "symlink" {
+					if ents, _ := os.ReadDir(squat); len(ents) != 0 {
+						t.Errorf("the squatted parent got %d entries", len(ents))
+					}
+				}
+			})
+		}
 	})
 }

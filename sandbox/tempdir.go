@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,13 +24,37 @@ var sweepOnce sync.Once
 
 // tempParent returns the per-user parent, creating it 0700. It refuses a
 // parent that is not a real directory owned by this user with no access for
-// others: on a shared /tmp another user could have planted it.
+// others: on a shared /tmp another user could have planted it. Then it
+// falls back to a parent of its own that cannot be squatted:
+// sandbox-local-<uid>-<random>, made by mkdir (which fails on an existing
+// name) and found again by later providers among the names with that
+// prefix as the first that is a private directory of this user (another
+// user can create such a name, but not one this user owns).
 func tempParent() (string, error) {
-	parent := filepath.Join(os.TempDir(), "sandbox-local-"+strconv.Itoa(os.Getuid()))
-	if err := privdir.Ensure(parent); err != nil {
-		return "", err
+	base := os.TempDir()
+	name := "sandbox-local-" + strconv.Itoa(os.Getuid())
+	parent := filepath.Join(base, name)
+	err := privdir.Ensure(parent)
+	if err == nil || !errors.Is(err, privdir.ErrNotPrivate) {
+		return parent, err
 	}
-	return parent, nil
+	squatted := err
+	if cands, gerr := filepath.Glob(filepath.Join(base, name+"-*")); gerr == nil {
+		sort.Strings(cands)
+		for _, c := range cands {
+			if privdir.Check(c) == nil {
+				return c, nil
+			}
+		}
+	}
+	fallback, merr := os.MkdirTemp(base, name+"-")
+	if merr == nil {
+		merr = privdir.Check(fallback)
+	}
+	if merr != nil {
+		return "", fmt.Errorf("%w; and no private fallback could be made beside it: %w (remove %s, or set TMPDIR to a directory only you can write)", squatted, merr, parent)
+	}
+	return fallback, nil
 }
 
 // newPrivateTemp creates a wrap's private temp dir, and once per process

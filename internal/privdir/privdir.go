@@ -5,6 +5,7 @@
 package privdir
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,8 +21,30 @@ func Ensure(dir string) error {
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", dir, err)
 	}
+	return check(dir, fi)
+}
+
+// ErrNotPrivate is wrapped by the errors of Ensure and Check for a path
+// that exists but is not a private directory of this user.
+var ErrNotPrivate = errors.New("not a private directory of this user")
+
+// Check checks, without creating anything, that dir is a private directory
+// of this user.
+func Check(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", dir, err)
+	}
+	return check(dir, fi)
+}
+
+func check(dir string, fi fs.FileInfo) error {
 	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
-		return fmt.Errorf("%s is not a private directory of this user (mode %v): refusing to use it", dir, fi.Mode())
+		owner := ""
+		if uid, ok := ownerOf(fi); ok {
+			owner = fmt.Sprintf(", owner uid %d", uid)
+		}
+		return fmt.Errorf("%s (mode %v%s): %w: refusing to use it", dir, fi.Mode(), owner, ErrNotPrivate)
 	}
 	return nil
 }
