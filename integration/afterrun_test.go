@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,5 +151,32 @@ func TestSquattedTempParent(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestVerdictCacheOutOfReach: the runner verdict cache lives in the
+// per-user temp parent. A command must not be able to forge it (a forged
+// verdict would make every later run a runner failure for an hour, on a
+// machine where the preferred runner fails at launch): no policy may make
+// that parent writable, and a command cannot write beside its own temp dir.
+func TestVerdictCacheOutOfReach(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		tmp, err := filepath.EvalSymlinks(os.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol := s.policy()
+		pol.WritableRoots = []string{tmp}
+		if _, err := s.p.Wrap(t.Context(), sandboxRequest(pol, "/bin/true")); !errors.Is(err, sandbox.ErrInvalidPolicy) || !strings.Contains(err.Error(), "holds the temp directory") {
+			t.Errorf("a writable root holding the temp directory: %v, want INVALID_POLICY", err)
+		}
+		w := s.wrap(s.policy(), self(t), toolArg, "write", "")
+		verdict := filepath.Join(filepath.Dir(w.TempDir), "verdict.json")
+		os.Remove(verdict)
+		w.Args[len(w.Args)-1] = verdict
+		s.wantTmpWriteContained("forge the verdict beside the wrap's temp dir", toolAnswer(t, s.spawn(w, nil)), verdict)
+		// Positive control: the same write into its own temp dir works.
+		own := s.wrap(s.policy(), self(t), toolArg, "write-in-env-dir", "TMPDIR", "verdict.json")
+		wantOK(t, "write into its own TMPDIR", toolAnswer(t, s.spawn(own, nil)))
 	})
 }

@@ -66,8 +66,16 @@ type RunnerFailureRule struct {
 // launcher's exit status (128+N when it was killed by signal N); stderr is
 // what it wrote to standard error (the start is enough: the launcher's own
 // lines come before anything the command writes).
+//
+// A runner failure of a wrap whose runner came from the verdict cache
+// (Config.VerdictCache) drops the cached verdict: the next provider
+// probes again.
 func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
-	return classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr)
+	o := classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr)
+	if o.Kind == OutcomeRunnerFailure && w.fromCache {
+		forgetVerdict()
+	}
+	return o
 }
 
 func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []byte) Outcome {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -17,6 +18,14 @@ type Config struct {
 	// name is selected directly, unprobed; several are probed in order.
 	// Empty means the platform default (see DESIGN.md).
 	Runners []string `json:"runners,omitempty"`
+	// VerdictCache remembers, for an hour and per user, that the preferred
+	// runner passed its probe, so that a short-lived consumer (a CLI that
+	// wraps one command) does not launch a probe sandbox before every
+	// command. It only ever skips that probe, never chooses another
+	// runner; it lives in the per-user private temp parent, which no wrap
+	// can write (a writable root containing it is INVALID_POLICY); a wrap
+	// selected from it whose launcher fails drops it (Classify).
+	VerdictCache bool `json:"verdict_cache,omitempty"`
 }
 
 // Provider wraps commands in the local sandbox. It stores only the
@@ -37,7 +46,7 @@ type LocalSandboxProvider = Provider
 // (or Runner, or Diagnose).
 func New(cfg Config) *Provider {
 	cands, err := candidates(cfg.Runners)
-	return &Provider{cfg: cfg, cands: cands, cerr: err, fsys: osFS{}}
+	return &Provider{cfg: cfg, cands: cands, cerr: err, fsys: osFS{}, sel: selection{cache: cfg.VerdictCache}}
 }
 
 var (
@@ -77,7 +86,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if err != nil {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
 	}
-	w := &Wrapped{Dir: r.dir, Runner: run.name()}
+	w := &Wrapped{Dir: r.dir, Runner: run.name(), fromCache: p.sel.cachedChoice()}
 	spec, protectGaps := grants(p.fsys, r, token, "")
 	if err := prepareTemp(run, &spec, w); err != nil {
 		return nil, err
@@ -131,6 +140,22 @@ func launcherOutsideWritable(path string, spec vocab.Spec) error {
 	return nil
 }
 
+// tempOutsideWritable refuses a writable root that holds the per-user temp
+// parent: a command could then write the other wraps' private temp dirs
+// and the verdict cache (a forged verdict fails every later run).
+func tempOutsideWritable(roots []string) error {
+	base := os.TempDir()
+	if real, err := filepath.EvalSymlinks(base); err == nil {
+		base = real
+	}
+	for _, root := range roots {
+		if within(base, root) {
+			return invalidf("the writable root %s holds the temp directory %s, where every wrap keeps its private temp dir and the runner verdict: a command could write other commands' temp dirs; grant a directory below it, or set TMPDIR elsewhere", root, base)
+		}
+	}
+	return nil
+}
+
 // tempPreparer is implemented by runners that make the private temp dir
 // themselves (winacl: a session dir with its own SID and ACE). It sets
 // spec.TempDir, w.TempDir and w.cleanup.
@@ -143,6 +168,9 @@ type tempPreparer interface {
 func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	if tp, ok := run.(tempPreparer); ok {
 		return tp.prepareTemp(spec, w)
+	}
+	if err := tempOutsideWritable(spec.Writable); err != nil {
+		return err
 	}
 	tmp, err := newPrivateTemp()
 	if err != nil {
@@ -199,14 +227,20 @@ type CandidateCheck struct {
 }
 
 // Diagnose probes every candidate (even a sole one) and reports. It does not
-// change the provider's cached selection, but computes it if needed.
+// change the provider's cached selection, but computes it if needed; a
+// failed probe of the preferred runner drops the verdict cache's entry
+// (Config.VerdictCache), so `sandbox-run doctor` also repairs a verdict
+// that a changed machine made wrong.
 func (p *Provider) Diagnose(ctx context.Context) Diagnosis {
 	d := Diagnosis{Host: hostinfo.Read()}
-	for _, c := range p.cands {
+	for i, c := range p.cands {
 		err := p.sel.probe(ctx, c)
 		cc := CandidateCheck{Runner: c.name(), OK: err == nil}
 		if err != nil {
 			cc.Reason = err.Error()
+			if i == 0 && len(p.cands) > 1 && ctx.Err() == nil {
+				forgetVerdict() // a cached verdict for it is wrong now
+			}
 		}
 		d.Candidates = append(d.Candidates, cc)
 	}

@@ -31,6 +31,17 @@ type selection struct {
 	chosen  runner
 	err     error
 	probeFn func(context.Context, runner) error // nil: runner.probe
+	// cache: use the per-user verdict cache (Config.VerdictCache, verdict.go).
+	cache bool
+	// fromCache: chosen was taken from the verdict cache, unprobed.
+	fromCache bool
+}
+
+// cachedChoice reports whether the verdict came from the verdict cache.
+func (s *selection) cachedChoice() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fromCache
 }
 
 // candidateResult is one candidate's verdict.
@@ -71,10 +82,19 @@ func (s *selection) compute(ctx context.Context, cands []runner, configErr error
 		}
 		return cands[0], nil
 	}
+	// The cache may only skip the preferred runner's probe, never pick
+	// another; its cheap readiness check still runs.
+	if s.cache && cachedVerdict(cands[0].name()) && cands[0].ready() == nil {
+		s.fromCache = true
+		return cands[0], nil
+	}
 	var results []candidateResult
-	for _, c := range cands {
+	for i, c := range cands {
 		err := s.probe(ctx, c)
 		if err == nil {
+			if s.cache && i == 0 {
+				rememberVerdict(c.name())
+			}
 			return c, nil
 		}
 		results = append(results, candidateResult{c.name(), err})

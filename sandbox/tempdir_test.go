@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,26 +43,32 @@ func TestPrivateTempAndSweep(t *testing.T) {
 	}
 }
 
+// TestTempParentRefusesForeignParent: a parent planted by someone else (a
+// symlink to their directory, an open directory) is never used; the
+// provider falls back to one of its own beside it, and finds it again.
 func TestTempParentRefusesForeignParent(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	parent := filepath.Join(tmp, "sandbox-local-"+strconv.Itoa(os.Getuid()))
-	// Planted by someone else: a symlink to a directory they control.
 	target := filepath.Join(tmp, "attacker")
 	os.Mkdir(target, 0o777)
 	os.Symlink(target, parent)
-	if _, err := tempParent(); err == nil {
-		t.Fatal("a symlinked parent was accepted")
+	got, err := tempParent()
+	if err != nil || got == parent || !strings.HasPrefix(got, parent+"-") {
+		t.Fatalf("symlinked parent: %q %v, want a fallback %s-*", got, err, parent)
+	}
+	if again, _ := tempParent(); again != got {
+		t.Errorf("the fallback was not found again: %q then %q", got, again)
 	}
 	os.Remove(parent)
 	os.Mkdir(parent, 0o777)
 	os.Chmod(parent, 0o777)
-	if _, err := tempParent(); err == nil {
-		t.Fatal("a world-writable parent was accepted")
+	if again, err := tempParent(); err != nil || again != got {
+		t.Errorf("world-writable parent: %q %v, want the fallback %q", again, err, got)
 	}
 	os.Chmod(parent, 0o700)
-	if _, err := tempParent(); err != nil {
-		t.Fatalf("control: %v", err)
+	if p, err := tempParent(); err != nil || p != parent {
+		t.Fatalf("control: %q %v", p, err)
 	}
 }
 

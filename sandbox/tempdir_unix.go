@@ -12,3 +12,6 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// oNoFollow makes an open fail on a final symlink.
+const oNoFollow = syscall.O_NOFOLLOW

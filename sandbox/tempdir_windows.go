@@ -14,3 +14,7 @@ func processAlive(pid int) bool {
 	p.Release()
 	return true
 }
+
+// oNoFollow: Windows has no O_NOFOLLOW; the verdict cache is not used
+// there (one candidate, never probed).
+const oNoFollow = 0

@@ -64,6 +64,7 @@ type Wrapped struct {
 	cleanupErr  error
 	cleanup     func() error
 	tempVars    []string // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	fromCache   bool     // the runner was selected from the verdict cache, unprobed
 }
 
 // Command returns an *exec.Cmd that runs the wrapped command; ctx kills it.

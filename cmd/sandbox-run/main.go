@@ -36,10 +36,6 @@ import (
 
 const exitFailure = 125
 
-// preferredRunner is the first Linux candidate: the only runner whose probe
-// the verdict cache may skip (cache.go).
-const preferredRunner = "namespaces"
-
 func main() {
 	if launcher.Init() {
 		return
@@ -107,12 +103,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i := range unixSockets {
 		unixSockets[i] = absolute(unixSockets[i])
 	}
-	var cfg sandbox.Config
-	cached := ""
+	// auto: the library's verdict cache spares each run the preferred
+	// runner's probe (a whole sandbox launch).
+	cfg := sandbox.Config{VerdictCache: true}
 	if *runnerName != "auto" {
-		cfg.Runners = []string{*runnerName}
-	} else if cached = cachedRunner(preferredRunner); cached != "" {
-		cfg.Runners = []string{cached}
+		cfg = sandbox.Config{Runners: []string{*runnerName}}
 	}
 	wd, _ := os.Getwd()
 	req := sandbox.Request{
@@ -130,16 +125,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	w, err := sandbox.New(cfg).Wrap(ctx, req)
-	if cached != "" && errors.Is(err, sandbox.ErrUnavailable) {
-		forgetRunner() // the remembered runner no longer works here: select afresh
-		w, err = sandbox.New(sandbox.Config{}).Wrap(ctx, req)
-	}
 	if err != nil {
 		printError(stderr, err)
 		return exitFailure
-	}
-	if *runnerName == "auto" && cached == "" && w.Runner == preferredRunner {
-		rememberRunner(w.Runner)
 	}
 	if *report == "" {
 		err := launcher.ExecInPlace(w.Path, w.Args, w.Env, w.Dir)
