@@ -27,6 +27,22 @@ extern char sbx_ns_token[33];
 // sbx_ns_netns is 1 when stage 1 made a new network namespace.
 extern int sbx_ns_netns;
 
+// sbx_watch is one mount pid 1 watches once the command runs: a mount that
+// protects a path (a read-only bind, a pin, a deny-read mount), by its
+// mount id (statx STATX_MNT_ID, the first column of mountinfo). A host
+// process that renames or removes the file under such a mount makes the
+// kernel detach it, and the path beneath is then exposed.
+struct sbx_watch {
+	unsigned long long id;
+	const char *path;
+};
+
+// sbx_ns_watch and sbx_ns_nwatch are filled by stage 2 while it builds the
+// root, in pid 1's memory (pid 2 shares it until it execs the command), and
+// read by pid 1 once the command runs.
+extern struct sbx_watch *sbx_ns_watch;
+extern int sbx_ns_nwatch;
+
 // sbx_ns_stage2 is stage 2, run as pid 2: build the root, confine, exec the
 // command. It never returns.
 void sbx_ns_stage2(int argc, char **argv) __attribute__((noreturn));

@@ -103,6 +103,76 @@ static void forward(int sig, siginfo_t *si, void *uc) {
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+// mountinfo_ids reads the mount ids (mountinfo's first column) of pid 1's
+// mount namespace from mfd into ids; it returns how many, or -1.
+static int mountinfo_ids(int mfd, unsigned long long *ids, int max) {
+	static char buf[1 << 16];
+	int n = 0, at_line_start = 1;
+	unsigned long long cur = 0;
+	int in_id = 0;
+	if (lseek(mfd, 0, SEEK_SET) < 0)
+		return -1;
+	for (;;) {
+		ssize_t r = read(mfd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return n;
+		for (ssize_t i = 0; i < r; i++) {
+			char c = buf[i];
+			if (at_line_start) {
+				at_line_start = 0;
+				in_id = 1;
+				cur = 0;
+			}
+			if (in_id && c >= '0' && c <= '9') {
+				cur = cur * 10 + (unsigned)(c - '0');
+			} else if (in_id) {
+				in_id = 0;
+				if (n < max)
+					ids[n++] = cur;
+			}
+			if (c == '\n')
+				at_line_start = 1;
+		}
+	}
+}
+
+// check_mounts runs when the mount table of the sandbox changed. The
+// command cannot change it (no capability, seccomp refuses the mount
+// calls, and a mount point in its own namespace cannot be renamed or
+// removed: EBUSY), but a host process can: renaming a new file over a
+// protected one (git config, credential helpers and editors all write that
+// way) makes the kernel detach the sandbox's mount on it, and the new file
+// is then writable (a read-only bind) or readable (a deny-read mount).
+// When one of the protective mounts is gone, the sandbox is stopped and
+// the launcher fails with a signed line naming the path: the command
+// could not have caused it, so it cannot forge this failure. A mount table
+// that cannot be read stops the sandbox too, unsigned.
+static void check_mounts(int mfd) {
+	static unsigned long long ids[1 << 14];
+	int n = mountinfo_ids(mfd, ids, sizeof ids / sizeof ids[0]);
+	if (n < 0 || n == (int)(sizeof ids / sizeof ids[0])) {
+		kill(-1, SIGKILL);
+		_exit(128 + SIGKILL);
+	}
+	for (int w = 0; w < sbx_ns_nwatch; w++) {
+		int found = 0;
+		for (int i = 0; i < n && !found; i++)
+			found = ids[i] == sbx_ns_watch[w].id;
+		if (!found) {
+			kill(-1, SIGKILL);
+			sbx_fatal(sbx_ns_token,
+			          "the sandbox's protective mount on %s was detached during the run (a process outside the "
+			          "sandbox replaced or removed that path): the sandbox was stopped, and the command may have "
+			          "changed or read what appeared there",
+			          sbx_ns_watch[w].path);
+		}
+	}
+}
+
 // sandbox_init is pid 1 of the sandbox, in C: it passes on the signals
 // stage 1 forwards through sigfd to the command (pid 2), learns of exits
 // through the signalfd sfd, reaps every
@@ -111,10 +181,10 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 // namespace and kills whatever the command left behind. End of file on
 // sigfd means stage 1 is gone: so must the sandbox be. Signals the terminal
 // sends pid 1 are ignored by the kernel (an init without handlers).
-static void sandbox_init(int sigfd, int sfd, pid_t cmd) {
+static void sandbox_init(int sigfd, int sfd, int mfd, pid_t cmd) {
 	for (;;) {
-		struct pollfd fds[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-		if (poll(fds, 2, -1) < 0) {
+		struct pollfd fds[3] = {{.fd = sigfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}, {.fd = mfd, .events = POLLPRI}};
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			kill(cmd, SIGKILL);
@@ -145,6 +215,9 @@ static void sandbox_init(int sigfd, int sfd, pid_t cmd) {
 					_exit(128 + WTERMSIG(status));
 			}
 		}
+		// After the exits: a stage 2 that failed before exec has said why.
+		if (fds[2].revents & (POLLPRI | POLLERR))
+			check_mounts(mfd);
 	}
 }
 
@@ -265,7 +338,18 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			sbx_fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
 		struct stage2_args a = {argc, argv, p[0], sfd, chld};
 		pid_t cmd = spawn_stage2(&a);
-		sandbox_init(p[0], sfd, cmd);
+		// The sandbox's mount table, watched from now on (check_mounts).
+		// It is opened only now: mountinfo shows the mounts below the root
+		// its opener had, and pid 2 has just pivoted this namespace (pid 1
+		// too) into the new root. Failing here stops the sandbox, unsigned:
+		// the command may already run.
+		int mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		if (mfd < 0) {
+			fprintf(stderr, "ns-run: cannot watch the sandbox's mounts: %s\n", strerror(errno));
+			kill(-1, SIGKILL);
+			_exit(128 + SIGKILL);
+		}
+		sandbox_init(p[0], sfd, mfd, cmd);
 	}
 
 	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.

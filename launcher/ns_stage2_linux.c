@@ -659,6 +659,25 @@ static int empty_tmpfs(const char *path) {
 	return mnt;
 }
 
+struct sbx_watch *sbx_ns_watch;
+int sbx_ns_nwatch;
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+
+// watch_layer records a protective mount for pid 1 (sbx_ns_watch): its
+// mount id, read from the attached tree.
+static void watch_layer(const struct layer *l, int tree) {
+	if (l->kind != LAYER_RO && l->kind != LAYER_PIN && l->kind != LAYER_DENY)
+		return;
+	struct statx stx;
+	must(statx(tree, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx), "read the mount id of", l->path);
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		sbx_fatal(sbx_ns_token, "the kernel gives no mount id for %s (statx STATX_MNT_ID, Linux 5.8)", l->path);
+	sbx_ns_watch[sbx_ns_nwatch++] = (struct sbx_watch){stx.stx_mnt_id, l->path};
+}
+
 // mount_layer makes layer l in the new root: a detached mount, its
 // attributes set before it is attached, moved onto the mount point's
 // descriptor. Nothing is resolved by path twice.
@@ -692,6 +711,7 @@ static void mount_layer(struct layer *l) {
 	}
 	must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
 	     "attach the mount on", l->path);
+	watch_layer(l, tree);
 	close(target);
 	if (l->fd >= 0)
 		close(l->fd);
@@ -727,6 +747,9 @@ static void build_root(void) {
 	     "mount a fresh /proc", NULL);
 	newroot = open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
 	must(newroot, "open the new root", NULL);
+	sbx_ns_watch = calloc(nlayers ? nlayers : 1, sizeof *sbx_ns_watch);
+	if (!sbx_ns_watch)
+		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
 	for (int i = 0; i < nlayers; i++)
 		mount_layer(&layers[i]);
 	close(newroot);

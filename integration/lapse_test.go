@@ -1,0 +1,77 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// TestHostRenameOverAProtectedPath: git config, credential helpers and
+// editors write a new file and rename it over the old one. Done on the
+// host during a run, that makes the kernel detach the namespaces runner's
+// mount on the old file: a read-only .git/config or a deny-read file is
+// then exposed inside. The launcher must never let that go unnoticed: pid 1
+// watches its mount table, stops the sandbox, and fails with the signed
+// line naming the path.
+func TestHostRenameOverAProtectedPath(t *testing.T) {
+	if !contains(linuxRunners, "namespaces") {
+		t.Skip("the namespaces runner is not under test here")
+	}
+	cases := []struct {
+		name   string
+		target func(s *sbx) string
+		policy func(s *sbx, target string) sandbox.Policy
+	}{
+		{"read-only .git/config", func(s *sbx) string {
+			gitRepo(t, s.ws)
+			return filepath.Join(s.ws, ".git", "config")
+		}, func(s *sbx, _ string) sandbox.Policy { return s.policy() }},
+		{"deny-read file outside the workspace", func(s *sbx) string {
+			p := filepath.Join(s.base, "credentials")
+			write(t, p, "old secret\n")
+			return p
+		}, func(s *sbx, target string) sandbox.Policy {
+			pol := s.policy()
+			pol.DenyRead = []string{target}
+			return pol
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSbx(t, "namespaces")
+			target := c.target(s)
+			pol := c.policy(s, target)
+			// The command reads and appends to the protected path every
+			// 20 ms for up to 3 s.
+			script := `i=0; while [ $i -lt 150 ]; do cat "$1" >/dev/null 2>&1 && echo read; echo planted >> "$1" 2>/dev/null && echo wrote; sleep 0.02; i=$((i+1)); done; exit 7`
+			// Control: without a rename the command runs to its own end.
+			r := s.run(pol, "/bin/sh", "-c", strings.Replace(script, "150", "5", 1), "sh", target)
+			if r.code != 7 || strings.Contains(r.stdout, "wrote") {
+				t.Fatalf("control: exit %d stdout %q stderr %q; want 7 and no write", r.code, r.stdout, r.stderr)
+			}
+			w := s.wrap(pol, "/bin/sh", "-c", script, "sh", target)
+			done := make(chan ran, 1)
+			start := time.Now()
+			go func() { done <- s.spawn(w, nil) }()
+			time.Sleep(300 * time.Millisecond)
+			fresh := target + ".new"
+			write(t, fresh, "new secret\n")
+			if err := os.Rename(fresh, target); err != nil {
+				t.Fatal(err)
+			}
+			renamed := time.Now()
+			got := <-done
+			t.Logf("stopped %v after the rename (run %v); the command's output after it: %q", time.Since(renamed), time.Since(start), got.stdout)
+			o := w.Classify(got.code, []byte(got.stderr))
+			if got.code != 125 || o.Kind != sandbox.OutcomeRunnerFailure || !strings.Contains(o.Reason, target) || !strings.Contains(o.Reason, "detached during the run") {
+				t.Errorf("after the host's rename: exit %d, outcome %+v, stderr %q; want a runner failure naming %s", got.code, o, got.stderr, target)
+			}
+		})
+	}
+}
