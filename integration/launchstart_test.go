@@ -326,3 +326,45 @@ func jsonRoundTrip(w *sandbox.Wrapped) (*sandbox.Wrapped, error) {
 	var out sandbox.Wrapped
 	return &out, json.Unmarshal(b, &out)
 }
+
+// TestCLIGivesTheCommandHeldVariables: through sandbox-run (the launcher
+// in place, exec'd or in-process, and spawned for a report) the command
+// gets the caller's environment exactly, held variables included, TMPDIR
+// aside; a caller's held-prefix variable is dropped.
+func TestCLIGivesTheCommandHeldVariables(t *testing.T) {
+	bin := helperBinary(t, "sandbox-run")
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"LD_LIBRARY_PATH=:/nonexistent-lib-dir",
+		"LD_ODD=a=b=c",
+		"MALLOC_ODD=line one\nline two",
+		"GODEBUG=",
+		"GOTRACEBACK=all",
+	}
+	want := append([]string(nil), env...)
+	sort.Strings(want)
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			for _, extra := range [][]string{nil, {"--json-report", filepath.Join(s.base, "report.json")}} {
+				args := append(append([]string{"--runner", runner, "--workspace", s.ws}, extra...), "--", "/usr/bin/env", "-0")
+				cmd := exec.Command(bin, args...)
+				cmd.Dir, cmd.Env = s.ws, append(env, vocab.HeldEnvPrefix+"INJECTED=1")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%q: %v", extra, err)
+				}
+				var got []string
+				for _, kv := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+					if !strings.HasPrefix(kv, "TMPDIR=") {
+						got = append(got, kv)
+					}
+				}
+				sort.Strings(got)
+				if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+					t.Errorf("%q: the command's environment:\n got %q\nwant %q", extra, got, want)
+				}
+			}
+		})
+	}
+}
