@@ -228,9 +228,19 @@ func commandEnviron(t *testing.T, s *sbx, env []string) ([]string, *sandbox.Wrap
 	if r.code != 0 {
 		t.Fatalf("env -0: exit %d, stderr %q", r.code, r.stderr)
 	}
-	got := strings.Split(strings.TrimSuffix(r.stdout, "\x00"), "\x00")
-	sort.Strings(got)
-	return got, w
+	return environ(r.stdout, ""), w
+}
+
+// environ parses env -0's output, sorted, without the variable drop.
+func environ(out, drop string) []string {
+	var vars []string
+	for _, kv := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {
+		if drop == "" || !strings.HasPrefix(kv, drop+"=") {
+			vars = append(vars, kv)
+		}
+	}
+	sort.Strings(vars)
+	return vars
 }
 
 // TestCommandGetsHeldVariablesExactly: the variables the launcher starts
@@ -354,14 +364,7 @@ func TestCLIGivesTheCommandHeldVariables(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%q: %v", extra, err)
 				}
-				var got []string
-				for _, kv := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-					if !strings.HasPrefix(kv, "TMPDIR=") {
-						got = append(got, kv)
-					}
-				}
-				sort.Strings(got)
-				if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				if got := environ(string(out), "TMPDIR"); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 					t.Errorf("%q: the command's environment:\n got %q\nwant %q", extra, got, want)
 				}
 			}
