@@ -19,15 +19,15 @@ const (
 	exitNotExecutable = 126
 )
 
-// execCommand replaces the process with argv, looking argv[0] up in PATH
-// when it has no slash. It returns only when that failed, with the exit
-// status to use after saying why on stderr.
-func execCommand(name string, argv []string) int {
+// execCommand replaces the process with argv and env, looking argv[0] up
+// in PATH when it has no slash. It returns only when that failed, with the
+// exit status to use after saying why on stderr.
+func execCommand(name string, argv, env []string) int {
 	path, code := lookCommand(name, argv[0])
 	if code != 0 {
 		return code
 	}
-	err := syscall.Exec(path, argv, os.Environ())
+	err := syscall.Exec(path, argv, env)
 	return reportExecError(name, argv[0], err)
 }
 

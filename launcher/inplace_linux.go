@@ -18,7 +18,12 @@ var inProcess = map[string]bool{vocab.LandlockRun: true}
 // args[0] names a launcher that can run in-process (landlock-run), it runs
 // in this process (no second Go start) and execs the command; otherwise
 // path is exec'd (ns-run must be: its first stage runs before the Go
-// runtime). On success it does not return; a launcher failure exits 125
+// runtime). Pass the Wrapped's Path, Args, Env and Dir: Dir is where the
+// launcher starts ("/" for the Linux launchers, which enter the command's
+// own directory once confined), and Env holds back what the launcher's
+// dynamic loader and runtime must not see (Wrapped.HeldEnv), so an exec'd
+// launcher never starts in the workspace or with a loader path into it.
+// On success it does not return; a launcher failure exits 125
 // with its fatal line, as a spawned launcher would. It returns an error
 // only when nothing was started. Nothing cleans up after the wrap here: the provider removes
 // a private temp dir whose process is gone on a later run.

@@ -55,7 +55,9 @@ func landlockRun(args []string) {
 	if n := vocab.NoticeLine(name, vocab.LandlockKernelGaps(abi, spec)); n != "" {
 		fmt.Fprintln(os.Stderr, n)
 	}
-	os.Exit(execCommand(name, spec.Argv))
+	// The loader's and the runtime's variables the provider held back
+	// from this launcher's start (vocab.HoldEnv) are the command's again.
+	os.Exit(execCommand(name, spec.Argv, vocab.ReleaseEnv(os.Environ())))
 }
 
 // confineLandlock applies the whole confinement to the calling thread:

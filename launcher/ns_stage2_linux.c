@@ -997,6 +997,18 @@ __attribute__((noreturn)) static void exec_command(char **cmd) {
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
+// release_env gives the command back the variables the provider held from
+// the launcher's start: every "SANDBOX_LOCAL_ENV_NAME=value" becomes
+// "NAME=value" (vocab.HeldEnvPrefix, vocab.ReleaseEnv; the list of what is
+// held is the provider's alone). In place: the entry points past the prefix.
+#define SBX_HELD_ENV_PREFIX "SANDBOX_LOCAL_ENV_"
+static void release_env(void) {
+	const size_t n = strlen(SBX_HELD_ENV_PREFIX);
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, SBX_HELD_ENV_PREFIX, n) == 0)
+			*e += n;
+}
+
 void sbx_ns_stage2(int argc, char **argv) {
 	struct spec s;
 	char err[256];
@@ -1020,5 +1032,6 @@ void sbx_ns_stage2(int argc, char **argv) {
 	if (s.probe)
 		probe(&s);
 	reset_signals();
+	release_env();
 	exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
 }

@@ -15,6 +15,21 @@ import (
 
 // The functional probe both Linux runners use.
 
+// launcherDir is where the Linux launchers start: a directory no command
+// can write. They enter the command's own directory once confined, so
+// nothing a command left in its working directory reaches the dynamic
+// loader that starts the next launcher.
+const launcherDir = "/"
+
+// linuxHeldEnv is the HeldEnv of both Linux launchers (package vocab).
+func linuxHeldEnv() *HeldEnv {
+	return &HeldEnv{
+		Prefix:       vocab.HeldEnvPrefix,
+		Names:        append([]string(nil), vocab.HeldEnvNames...),
+		NamePrefixes: append([]string(nil), vocab.HeldEnvNamePrefixes...),
+	}
+}
+
 // probeTimeout bounds one functional probe.
 const probeTimeout = 10 * time.Second
 
@@ -62,8 +77,8 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = args
-	cmd.Env = append(dropVar(os.Environ(), vocab.TokenEnv), vocab.TokenEnv+"="+token)
-	cmd.Dir = allowed
+	cmd.Env = append(vocab.HoldEnv(dropVar(os.Environ(), vocab.TokenEnv)), vocab.TokenEnv+"="+token)
+	cmd.Dir = launcherDir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -120,6 +120,9 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if w.Env == nil {
 		w.Env = os.Environ()
 	}
+	if w.HeldEnv != nil {
+		w.Env = vocab.HoldEnv(w.Env)
+	}
 	for _, kv := range w.LaunchEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		w.Env = append(dropVar(w.Env, name), kv)

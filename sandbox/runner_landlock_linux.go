@@ -54,6 +54,7 @@ func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	abi := l.abi()
 	w.Path, w.Args = exe, args
+	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
 	w.Gaps = convertGaps(vocab.LandlockGaps(abi, spec))
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{

@@ -78,6 +78,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
 	w.Path, w.Args = exe, args
+	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
 	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, n.abi(), os.Lstat))
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{

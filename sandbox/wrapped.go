@@ -29,21 +29,34 @@ func (g Gap) String() string { return g.Area + ": " + g.Reason }
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with
 // Args (Args[0] is the launcher name the re-executed binary dispatches on),
-// Env and Dir, from any language; or call Command.
+// Env and Dir, from any language; or call Command. What is spawned is the
+// launcher, which confines itself and then starts the command: it starts in
+// Dir, a directory no command can write (the command's own working
+// directory travels in Args), and, for the Linux launchers, with the
+// variables HeldEnv names held back, so nothing a previous command left in
+// a writable root reaches the launcher before it is confined.
 type Wrapped struct {
 	// Path is the absolute path of the program to spawn.
 	Path string `json:"path"`
 	// Args is the full argv, Args[0] included.
 	Args []string `json:"args"`
-	// Env is the environment to spawn with (TMPDIR points at TempDir). It
-	// is left out of JSON: it may hold the caller's secrets.
+	// Env is the environment to spawn with: the caller's (TMPDIR points at
+	// TempDir), the variables HeldEnv names held back. It is left out of
+	// JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, and
 	// the wrap's token, which the launcher reads and removes), for a
 	// consumer that spawns Path and Args from the JSON with an environment
 	// of its own. It holds the token: do not let the command read it.
 	LaunchEnv []string `json:"launch_env,omitempty"`
-	// Dir is the working directory to spawn in.
+	// HeldEnv, when set (the Linux launchers), is how Env was made from
+	// the caller's environment: a consumer that spawns Path and Args from
+	// the JSON with an environment of its own applies it too. The launcher
+	// gives the command the held variables back, unchanged, once confined.
+	HeldEnv *HeldEnv `json:"held_env,omitempty"`
+	// Dir is the working directory to spawn the launcher in: "/" for the
+	// Linux launchers, which enter the command's directory (Request.Dir)
+	// themselves once confined; the command's directory for the others.
 	Dir string `json:"dir"`
 	// Runner is the runner that confines the command.
 	Runner string `json:"runner"`
@@ -67,7 +80,24 @@ type Wrapped struct {
 	fromCache   bool     // the runner was selected from the verdict cache, unprobed
 }
 
-// Command returns an *exec.Cmd that runs the wrapped command; ctx kills it.
+// HeldEnv names the variables a launcher must not start with: those that
+// make the dynamic loader, libc or the Go runtime load code or read or
+// write files at start (LD_LIBRARY_PATH with an empty entry would make the
+// loader look in the directory it starts in; LD_PRELOAD, MALLOC_TRACE,
+// GCONV_PATH, GODEBUG, ...), while the launcher still runs with the
+// caller's rights. Each such NAME=value is passed as Prefix+NAME=value, and
+// a variable whose name already starts with Prefix is dropped.
+type HeldEnv struct {
+	// Prefix is put before each held variable's name.
+	Prefix string `json:"prefix"`
+	// Names are the variables held by exact name.
+	Names []string `json:"names"`
+	// NamePrefixes hold every variable whose name starts with one of them.
+	NamePrefixes []string `json:"name_prefixes"`
+}
+
+// Command returns an *exec.Cmd that spawns the launcher of the wrapped
+// command (Path, Args, Env, in Dir); ctx kills it.
 func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = append([]string(nil), w.Args...)

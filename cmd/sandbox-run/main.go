@@ -5,6 +5,9 @@
 //	            [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
 //	sandbox-run doctor [--json]
 //
+// The command runs in the current directory, or in the workspace when
+// --workspace names one the current directory is not inside.
+//
 // The exit status is the command's. When the sandbox cannot confine the
 // command, or the policy is invalid, sandbox-run prints one line
 // "sandbox-run: CODE: reason" and exits 125 without running it.
@@ -53,6 +56,9 @@ func usage(w io.Writer) {
                    [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
                    [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
        sandbox-run doctor [--json]
+
+The command runs in the current directory, or in the workspace when
+--workspace names one the current directory is not inside.
 `)
 }
 
@@ -64,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { usage(stderr) }
 	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
-	workspace := fs.String("workspace", "", "workspace directory (default: the current directory)")
+	workspace := fs.String("workspace", "", "workspace directory (default: the current directory; the command starts in it unless the current directory is inside it)")
 	var allowWrite, denyRead, unixSockets listFlag
 	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
 	fs.Var(&denyRead, "deny-read", "path the command may not read (repeatable)")
@@ -109,10 +115,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *runnerName != "auto" {
 		cfg = sandbox.Config{Runners: []string{*runnerName}}
 	}
-	wd, _ := os.Getwd()
 	req := sandbox.Request{
 		Argv: argv,
-		Dir:  wd,
+		Dir:  commandDir(*workspace != "", ws),
 		Policy: sandbox.Policy{
 			Mode:             sandbox.Mode(*mode),
 			Workspace:        ws,
@@ -144,6 +149,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rf.Close()
 	return runReported(ctx, w, rf, reportPath, stderr)
+}
+
+// commandDir is the command's working directory: the current directory,
+// unless --workspace named a workspace it is not inside; then "" (the
+// workspace, Request's default).
+func commandDir(workspaceGiven bool, ws string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if workspaceGiven && !inside(wd, ws) {
+		return ""
+	}
+	return wd
+}
+
+// inside reports whether dir is root or below it, symlinks resolved.
+func inside(dir, root string) bool {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // absolute makes a command-line path absolute against the current
