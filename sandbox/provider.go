@@ -16,7 +16,8 @@ import (
 type Config struct {
 	// Runners overrides the platform's candidate runners, in order. One
 	// name is selected directly, unprobed; several are probed in order.
-	// Empty means the platform default (see DESIGN.md).
+	// Empty means the platform default: namespaces then landlock on Linux,
+	// seatbelt on macOS, winacl on Windows.
 	Runners []string `json:"runners,omitempty"`
 	// VerdictCache remembers, for an hour and per user, that the preferred
 	// runner passed its probe, so that a short-lived consumer (a CLI that
