@@ -75,3 +75,40 @@ func TestHostRenameOverAProtectedPath(t *testing.T) {
 		})
 	}
 }
+
+// TestDenyReadHoldsForNamesMadeDuringTheRun: a deny-read mount covers a
+// name, not the object: a host process (or another sandbox) that links a
+// denied file under a new name beside it during the run reaches past it.
+// Both runners carve reads with Landlock, whose rules sit on objects: a name
+// that appeared during the run is not readable.
+func TestDenyReadHoldsForNamesMadeDuringTheRun(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		secret := filepath.Join(s.base, "secret-file")
+		write(t, secret, "hunter2\n")
+		script := `i=0; while [ ! -e "$1" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; cat "$1"`
+		for _, deny := range []bool{false, true} {
+			alias := filepath.Join(s.base, randomName("alias-"))
+			pol := s.policy()
+			if deny {
+				pol.DenyRead = []string{secret}
+			}
+			w := s.wrap(pol, "/bin/sh", "-c", script, "sh", alias)
+			done := make(chan ran, 1)
+			go func() { done <- s.spawn(w, nil) }()
+			time.Sleep(300 * time.Millisecond)
+			if err := os.Link(secret, alias); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			// A link left from the control would be a sibling at the next
+			// launch, and rules sit on objects: it must go.
+			os.Remove(alias)
+			switch {
+			case !deny && (r.code != 0 || r.stdout != "hunter2\n"):
+				t.Errorf("control: the alias without deny-read: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			case deny && (r.code == 0 || strings.Contains(r.stdout, "hunter2") || !strings.Contains(r.stderr, "Permission denied")):
+				t.Errorf("a denied file read through a name made during the run: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+		}
+	})
+}

@@ -32,6 +32,7 @@
 // Every failure before exec is sbx_fatal: one signed line, exit 125.
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -901,6 +902,132 @@ static void confine_unix_sockets(const struct spec *s) {
 	close(rfd);
 }
 
+#define SBX_LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
+#define SBX_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
+
+// carved reports whether the deny-read path d is carved out with Landlock
+// as well as hidden by its mount: d lies outside every writable root and
+// the temp dir, holds none of them (a workspace inside a deny-read
+// directory is shown again by its own bind), and lies below no other
+// carved deny-read path.
+static int carved(const struct spec *s, const char *d) {
+	for (int i = 0; i < s->nwritable; i++)
+		if (within(d, s->writable[i]) || within(s->writable[i], d))
+			return 0;
+	if (s->tempdir && (within(d, s->tempdir) || within(s->tempdir, d)))
+		return 0;
+	for (int i = 0; i < s->ndeny; i++)
+		if (strcmp(s->deny[i], d) != 0 && within(d, s->deny[i]) && carved(s, s->deny[i]))
+			return 0;
+	return 1;
+}
+
+// on_the_way reports whether p is a carved deny-read path or one of its
+// ancestors: such an entry is not granted.
+static int on_the_way(const struct spec *s, const char *p) {
+	for (int i = 0; i < s->ndeny; i++)
+		if (within(s->deny[i], p) && carved(s, s->deny[i]))
+			return 1;
+	return 0;
+}
+
+// grant_siblings grants listing the directory dir (opened without
+// symlinks) and everything below it, and reading every entry of it that is
+// not on the way to a carved deny-read path. Listing stays open below dir
+// (ls ~ works with ~/.ssh denied, and the denied directory itself lists as
+// its empty mount): names are what the deny-read mount hides, files' contents
+// are what Landlock keeps.
+static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
+	int dfd = open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
+	if (dfd < 0)
+		resolve_failed("deny-read ancestor", dir);
+	struct sbx_path_beneath_attr list = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = dfd};
+	must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
+	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!d)
+		sbx_fatal(sbx_ns_token, "list %s: %s", dir, strerror(errno));
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p;
+		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) < 0)
+			sbx_fatal(sbx_ns_token, "out of memory");
+		if (on_the_way(s, p)) {
+			free(p);
+			continue;
+		}
+		int fd = openat(dfd, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+			// A symlink needs no rule: what it points to is checked where it is.
+			uint64_t rights = SBX_LANDLOCK_ACCESS_FS_READ_FILE | (S_ISDIR(st.st_mode) ? SBX_LANDLOCK_ACCESS_FS_READ_DIR : 0);
+			struct sbx_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
+			must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow reading", p);
+		}
+		if (fd >= 0)
+			close(fd);
+		free(p);
+	}
+	closedir(d);
+	close(dfd);
+}
+
+// carve_deny_read: the deny-read mounts sit on dentries, and a host process
+// that renames a file over a denied one, or links it under a new name,
+// reaches past them (pid 1 stops the sandbox when a mount is detached, a
+// moment later). Landlock's rules sit on the objects: so, as the landlock
+// runner does, reading is granted on every sibling of each carved
+// deny-read path and of each of its ancestors, and on nothing else below
+// those ancestors. Entries that appear in those directories during the run
+// are not readable; the denied path, whatever object is there, never is.
+// After pivot_root, so every rule is on the new root's objects (its /tmp,
+// /dev, /proc). Without Landlock (ABI 0) the mounts and pid 1's watch are
+// all there is.
+static void carve_deny_read(const struct spec *s) {
+	int any = 0;
+	for (int i = 0; i < s->ndeny && !any; i++)
+		any = carved(s, s->deny[i]);
+	if (!any || landlock_abi() < 1)
+		return;
+	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR};
+	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
+	must(rfd, "landlock: create the deny-read ruleset", NULL);
+	// Every strict ancestor of a carved path, once.
+	char **done = NULL;
+	int ndone = 0;
+	for (int i = 0; i < s->ndeny; i++) {
+		if (!carved(s, s->deny[i]))
+			continue;
+		char *a = xstrdup(s->deny[i]);
+		for (;;) {
+			char *slash = strrchr(a, '/');
+			if (!slash)
+				break;
+			if (slash == a)
+				slash[1] = 0;
+			else
+				*slash = 0;
+			int seen = 0;
+			for (int j = 0; j < ndone && !seen; j++)
+				seen = !strcmp(done[j], a);
+			if (!seen) {
+				grant_siblings(rfd, s, a);
+				done = realloc(done, (ndone + 1) * sizeof *done);
+				if (!done)
+					sbx_fatal(sbx_ns_token, "out of memory");
+				done[ndone++] = xstrdup(a);
+			}
+			if (!strcmp(a, "/"))
+				break;
+		}
+		free(a);
+	}
+	must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict reads", NULL);
+	close(rfd);
+}
+
 // ---- the probe and the exec ----
 
 static void probe(const struct spec *s) {
@@ -1025,6 +1152,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 	if (!s.allow_net)
 		loopback_up();
 	confine_unix_sockets(&s);
+	carve_deny_read(&s);
 	drop_capabilities();
 	close_extra_fds();
 	load_seccomp(&s);
