@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -178,5 +179,34 @@ func TestVerdictCacheOutOfReach(t *testing.T) {
 		// Positive control: the same write into its own temp dir works.
 		own := s.wrap(s.policy(), self(t), toolArg, "write-in-env-dir", "TMPDIR", "verdict.json")
 		wantOK(t, "write into its own TMPDIR", toolAnswer(t, s.spawn(own, nil)))
+	})
+}
+
+// wrapDirs counts this user's wrap dirs under the temp directory tmp.
+func wrapDirs(t *testing.T, tmp string) int {
+	t.Helper()
+	ds, _ := filepath.Glob(filepath.Join(tmp, "sandbox-local-"+strconv.Itoa(os.Getuid())+"*", "wrap-*"))
+	return len(ds)
+}
+
+// TestCLISweepsStaleTempDirs: the CLI execs the command in place and leaves
+// its wrap's temp dir behind; the next run removes such dirs before it
+// execs, so 20 runs leave one (the last run's), not 20.
+func TestCLISweepsStaleTempDirs(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		tmp := filepath.Join(s.base, "tmp")
+		if err := os.Mkdir(tmp, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 20; i++ {
+			cmd := exec.Command(helperBinary(t, "sandbox-run"), "--runner", s.runner, "--", "/bin/true")
+			cmd.Dir, cmd.Env = s.ws, append(os.Environ(), "TMPDIR="+tmp)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("run %d: %v %q", i, err, out)
+			}
+		}
+		if n := wrapDirs(t, tmp); n != 1 {
+			t.Errorf("%d wrap dirs after 20 runs; want 1 (the last run's)", n)
+		}
 	})
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -64,7 +65,7 @@ func newPrivateTemp() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sweepOnce.Do(func() { go sweepStale(parent) })
+	sweepOnce.Do(func() { go sweepStale(parent, math.MaxInt) })
 	dir, err := os.MkdirTemp(parent, "wrap-"+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", fmt.Errorf("create private temp dir: %w", err)
@@ -81,20 +82,47 @@ func newPrivateTemp() (string, error) {
 	return real, nil
 }
 
-// sweepStale removes the wrap dirs in parent whose process no longer exists.
-// A reused pid keeps a dir until that process is gone too: never too early.
-func sweepStale(parent string) {
+// SweepStale removes, now and in this goroutine, up to max private temp
+// dirs of this user's processes that are gone, and returns how many it
+// removed. A provider does this on its own in the background; a process
+// that is about to replace itself (a CLI that execs the command in place,
+// leaving its own wrap's dir behind) calls it first, since a background
+// sweep would die with the exec.
+func SweepStale(max int) int {
+	parent, err := tempParent()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	sweepOnce.Do(func() { n = sweepStale(parent, max) })
+	return n
+}
+
+// sweepStale removes up to max wrap dirs in parent whose process no longer
+// exists. A reused pid keeps a dir until that process is gone too: never
+// too early. The parent is private to this user and no wrap can write it
+// (a wrap writes only inside its own dir, and no writable root may hold
+// the temp directory), and RemoveAll follows no symlink, so nothing a
+// command left in its dir steers the removal.
+func sweepStale(parent string, max int) int {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
-		return
+		return 0
 	}
+	n := 0
 	for _, e := range ents {
+		if n >= max {
+			break
+		}
 		pid, ok := wrapPID(e.Name())
 		if !ok || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
-		os.RemoveAll(filepath.Join(parent, e.Name()))
+		if os.RemoveAll(filepath.Join(parent, e.Name())) == nil {
+			n++
+		}
 	}
+	return n
 }
 
 // wrapPID reads the pid out of a "wrap-<pid>-<random>" name.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestPrivateTempAndSweep(t *testing.T) {
 	for _, d := range []string{stale, live, other} {
 		os.MkdirAll(filepath.Join(d, "sub"), 0o700)
 	}
-	sweepStale(parent)
+	sweepStale(parent, math.MaxInt)
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale dir survived: %v", err)
 	}

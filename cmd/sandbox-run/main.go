@@ -39,6 +39,11 @@ import (
 
 const exitFailure = 125
 
+// staleSweepMax bounds the stale temp dirs one exec-in-place run removes:
+// each run leaves one (its own), so a few per run keep the count down
+// without a long pause after a crash left many.
+const staleSweepMax = 16
+
 func main() {
 	if launcher.Init() {
 		return
@@ -129,6 +134,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	ctx := context.Background()
+	if *report == "" {
+		// This process becomes the command: a background sweep of the
+		// temp dirs earlier runs left would die with the exec, so the
+		// stale ones are removed here, a bounded number per run.
+		sandbox.SweepStale(staleSweepMax)
+	}
 	w, err := sandbox.New(cfg).Wrap(ctx, req)
 	if err != nil {
 		printError(stderr, err)
