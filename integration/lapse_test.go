@@ -112,3 +112,34 @@ func TestDenyReadHoldsForNamesMadeDuringTheRun(t *testing.T) {
 		}
 	})
 }
+
+// TestDenyReadOfAPathMadeDuringTheRun: a deny-read path that does not
+// exist at launch, nor its parent, must not become readable when a host
+// process creates it during the run (a credentials file written on
+// first login).
+func TestDenyReadOfAPathMadeDuringTheRun(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		dir := filepath.Join(s.base, "later")
+		secret := filepath.Join(dir, "credentials")
+		script := `i=0; while [ ! -e "$1" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; cat "$1"`
+		for _, deny := range []bool{false, true} {
+			os.RemoveAll(dir)
+			pol := s.policy()
+			if deny {
+				pol.DenyRead = []string{secret}
+			}
+			w := s.wrap(pol, "/bin/sh", "-c", script, "sh", secret)
+			done := make(chan ran, 1)
+			go func() { done <- s.spawn(w, nil) }()
+			time.Sleep(300 * time.Millisecond)
+			write(t, secret, "hunter2\n")
+			r := <-done
+			switch {
+			case !deny && (r.code != 0 || r.stdout != "hunter2\n"):
+				t.Errorf("control: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			case deny && (r.code == 0 || strings.Contains(r.stdout, "hunter2") || !strings.Contains(r.stderr, "Permission denied")):
+				t.Errorf("a deny-read path made during the run was read: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+		}
+	})
+}

@@ -59,6 +59,8 @@ func TestNoSetuidFilesLeftBehind(t *testing.T) {
 		for _, verb := range []string{"create", "creat", "mknod-reg"} {
 			wantOK(t, verb+" 755", s.tool(s.policy(), verb, "755", filepath.Join(s.ws, "plain-"+verb+"-new")))
 		}
+		// A mode without O_CREAT is ignored by the kernel: such opens work.
+		wantOK(t, "open without O_CREAT, a setuid mode ignored", s.tool(s.policy(), "open-plain", "4755", filepath.Join(s.ws, "plain-chmod")))
 		// A setgid directory only passes its group on: allowed.
 		wantOK(t, "mkdir 2775", s.tool(s.policy(), "mkdir-mode", "2775", filepath.Join(s.ws, "shared-dir")))
 		// Tools fail visibly, not silently: cp -p of a setuid file.

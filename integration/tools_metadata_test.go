@@ -62,6 +62,13 @@ func metadataVerb(args []string) (out string, ok bool) {
 		}
 		unix.Close(int(fd))
 		return "ok", true
+	case "open-plain": // open-plain MODE PATH: openat(O_RDONLY) with a mode the kernel ignores
+		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, ptr(path(2)), unix.O_RDONLY|unix.O_CLOEXEC, mode(), 0, 0)
+		if e != 0 {
+			return unix.ErrnoName(e), true
+		}
+		unix.Close(int(fd))
+		return "ok", true
 	case "creat":
 		return raw(unix.SYS_CREAT, ptr(path(2)), mode()), true
 	case "create2": // openat2(O_CREAT) with the mode in its struct

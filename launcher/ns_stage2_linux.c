@@ -905,28 +905,43 @@ static void confine_unix_sockets(const struct spec *s) {
 #define SBX_LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
 #define SBX_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
 
-// carved reports whether the deny-read path d is carved out with Landlock
-// as well as hidden by its mount: d lies outside every writable root and
-// the temp dir, holds none of them (a workspace inside a deny-read
-// directory is shown again by its own bind), and lies below no other
-// carved deny-read path.
-static int carved(const struct spec *s, const char *d) {
-	for (int i = 0; i < s->nwritable; i++)
-		if (within(d, s->writable[i]) || within(s->writable[i], d))
-			return 0;
-	if (s->tempdir && (within(d, s->tempdir) || within(s->tempdir, d)))
-		return 0;
+// carved[i] says whether the deny-read path s->deny[i] is carved out with
+// Landlock as well as hidden by its mount: it lies outside every writable
+// root and the temp dir, holds none of them (a workspace inside a
+// deny-read directory is shown again by its own bind), and lies below no
+// other such path (whose carving covers it). Computed once, by
+// plan_carving.
+static int *carved;
+
+static void plan_carving(const struct spec *s) {
+	carved = calloc(s->ndeny ? s->ndeny : 1, sizeof *carved);
+	if (!carved)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	for (int i = 0; i < s->ndeny; i++) {
+		const char *d = s->deny[i];
+		carved[i] = !(s->tempdir && (within(d, s->tempdir) || within(s->tempdir, d)));
+		for (int w = 0; w < s->nwritable && carved[i]; w++)
+			carved[i] = !within(d, s->writable[w]) && !within(s->writable[w], d);
+	}
+	// A path below another candidate is covered by it; checked against the
+	// candidates (not the result), which is the same: what holds it is
+	// carved, or lies below a carved path that holds it too.
+	int *base = malloc((s->ndeny ? s->ndeny : 1) * sizeof *base);
+	if (!base)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	memcpy(base, carved, s->ndeny * sizeof *base);
 	for (int i = 0; i < s->ndeny; i++)
-		if (strcmp(s->deny[i], d) != 0 && within(d, s->deny[i]) && carved(s, s->deny[i]))
-			return 0;
-	return 1;
+		for (int j = 0; j < s->ndeny && carved[i]; j++)
+			if (j != i && base[j] && strcmp(s->deny[i], s->deny[j]) != 0 && within(s->deny[i], s->deny[j]))
+				carved[i] = 0;
+	free(base);
 }
 
 // on_the_way reports whether p is a carved deny-read path or one of its
 // ancestors: such an entry is not granted.
 static int on_the_way(const struct spec *s, const char *p) {
 	for (int i = 0; i < s->ndeny; i++)
-		if (within(s->deny[i], p) && carved(s, s->deny[i]))
+		if (carved[i] && within(s->deny[i], p))
 			return 1;
 	return 0;
 }
@@ -939,8 +954,12 @@ static int on_the_way(const struct spec *s, const char *p) {
 // are what Landlock keeps.
 static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
 	int dfd = open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
-	if (dfd < 0)
+	if (dfd < 0) {
+		// Not there (the deny-read path does not exist yet): nothing to
+		// grant in it, and whatever appears there later is not readable.
 		resolve_failed("deny-read ancestor", dir);
+		return;
+	}
 	struct sbx_path_beneath_attr list = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = dfd};
 	must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
 	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -985,9 +1004,10 @@ static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
 // /dev, /proc). Without Landlock (ABI 0) the mounts and pid 1's watch are
 // all there is.
 static void carve_deny_read(const struct spec *s) {
+	plan_carving(s);
 	int any = 0;
 	for (int i = 0; i < s->ndeny && !any; i++)
-		any = carved(s, s->deny[i]);
+		any = carved[i];
 	if (!any || landlock_abi() < 1)
 		return;
 	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR};
@@ -997,7 +1017,7 @@ static void carve_deny_read(const struct spec *s) {
 	char **done = NULL;
 	int ndone = 0;
 	for (int i = 0; i < s->ndeny; i++) {
-		if (!carved(s, s->deny[i]))
+		if (!carved[i])
 			continue;
 		char *a = xstrdup(s->deny[i]);
 		for (;;) {

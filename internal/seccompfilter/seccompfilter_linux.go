@@ -235,18 +235,30 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 
 // modeArgs are the system calls that set a file's mode, with the index of
 // their mode argument: the ones that change it, and the ones that create a
-// file with it (open's mode counts only with O_CREAT or O_TMPFILE, but a
-// caller without those passes 0; mknod makes regular files too). mkdir is
-// not among them: a setgid directory only passes its group on, and setuid
-// means nothing on a directory.
+// file with it (mknod makes regular files too). mkdir is not among them: a
+// setgid directory only passes its group on, and setuid means nothing on a
+// directory.
 var modeArgs = []struct {
 	name string
 	arg  uint
 }{
-	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2},
-	{"open", 2}, {"openat", 3}, {"creat", 1},
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"creat", 1},
 	{"mknod", 1}, {"mknodat", 2},
 }
+
+// openModeArgs are the opens, with the index of their flags and mode
+// arguments: the mode counts only with O_CREAT or O_TMPFILE, and the
+// kernel ignores it otherwise (a caller may pass anything there).
+var openModeArgs = []struct {
+	name        string
+	flags, mode uint
+}{
+	{"open", 1, 2}, {"openat", 2, 3},
+}
+
+// oTmpfileBit is O_TMPFILE without O_DIRECTORY (__O_TMPFILE), the bit that
+// makes an open create.
+const oTmpfileBit = unix.O_TMPFILE &^ unix.O_DIRECTORY
 
 // sysFchmodat2 is fchmodat2(2) (Linux 6.6), the same number on every
 // architecture (it is newer than the unified table); libseccomp 2.5 does
@@ -268,6 +280,14 @@ func addModeRules(f *seccomp.ScmpFilter, add func(string, seccomp.ScmpAction, ..
 		for _, m := range modeArgs {
 			if err := add(m.name, eperm, cond(m.arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
 				return err
+			}
+		}
+		for _, m := range openModeArgs {
+			for _, creating := range []uint64{unix.O_CREAT, oTmpfileBit} {
+				if err := add(m.name, eperm, cond(m.flags, seccomp.CompareMaskedEqual, creating, creating),
+					cond(m.mode, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
+					return err
+				}
 			}
 		}
 		if err := f.AddRuleConditional(seccomp.ScmpSyscall(sysFchmodat2), eperm,
