@@ -76,6 +76,21 @@ func TestHostRenameOverAProtectedPath(t *testing.T) {
 	}
 }
 
+// waitThenCat is a command that waits (up to 3 s) for its argument to
+// appear, then reads it: the host makes the path during the run.
+const waitThenCat = `i=0; while [ ! -e "$1" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; cat "$1"`
+
+// catWhileHostMakes runs waitThenCat on p under pol, and act on the host
+// once the command runs; it returns the command's result.
+func catWhileHostMakes(s *sbx, pol sandbox.Policy, p string, act func()) ran {
+	w := s.wrap(pol, "/bin/sh", "-c", waitThenCat, "sh", p)
+	done := make(chan ran, 1)
+	go func() { done <- s.spawn(w, nil) }()
+	time.Sleep(300 * time.Millisecond)
+	act()
+	return <-done
+}
+
 // TestDenyReadHoldsForNamesMadeDuringTheRun: a deny-read mount covers a
 // name, not the object: a host process (or another sandbox) that links a
 // denied file under a new name beside it during the run reaches past it.
@@ -85,21 +100,17 @@ func TestDenyReadHoldsForNamesMadeDuringTheRun(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		secret := filepath.Join(s.base, "secret-file")
 		write(t, secret, "hunter2\n")
-		script := `i=0; while [ ! -e "$1" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; cat "$1"`
 		for _, deny := range []bool{false, true} {
 			alias := filepath.Join(s.base, randomName("alias-"))
 			pol := s.policy()
 			if deny {
 				pol.DenyRead = []string{secret}
 			}
-			w := s.wrap(pol, "/bin/sh", "-c", script, "sh", alias)
-			done := make(chan ran, 1)
-			go func() { done <- s.spawn(w, nil) }()
-			time.Sleep(300 * time.Millisecond)
-			if err := os.Link(secret, alias); err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
+			r := catWhileHostMakes(s, pol, alias, func() {
+				if err := os.Link(secret, alias); err != nil {
+					t.Error(err)
+				}
+			})
 			// A link left from the control would be a sibling at the next
 			// launch, and rules sit on objects: it must go.
 			os.Remove(alias)
@@ -121,19 +132,13 @@ func TestDenyReadOfAPathMadeDuringTheRun(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		dir := filepath.Join(s.base, "later")
 		secret := filepath.Join(dir, "credentials")
-		script := `i=0; while [ ! -e "$1" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; cat "$1"`
 		for _, deny := range []bool{false, true} {
 			os.RemoveAll(dir)
 			pol := s.policy()
 			if deny {
 				pol.DenyRead = []string{secret}
 			}
-			w := s.wrap(pol, "/bin/sh", "-c", script, "sh", secret)
-			done := make(chan ran, 1)
-			go func() { done <- s.spawn(w, nil) }()
-			time.Sleep(300 * time.Millisecond)
-			write(t, secret, "hunter2\n")
-			r := <-done
+			r := catWhileHostMakes(s, pol, secret, func() { write(t, secret, "hunter2\n") })
 			switch {
 			case !deny && (r.code != 0 || r.stdout != "hunter2\n"):
 				t.Errorf("control: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
