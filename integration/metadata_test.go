@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
@@ -244,4 +245,36 @@ func gapNamed(gaps []sandbox.Gap, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestNoTerminalWithoutTerminalStdio: a command whose stdin, stdout and
+// stderr are no terminal must not reach the caller's controlling terminal
+// through /dev/tty (it could read what the user types, or prompt for a
+// password). The consumer here has a controlling terminal (a pty) and
+// hands the command pipes.
+func TestNoTerminalWithoutTerminalStdio(t *testing.T) {
+	withCtty := func(cmd *exec.Cmd) func() {
+		m, slave, err := newPty()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.ExtraFiles = []*os.File{slave}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+		return func() { m.Close(); slave.Close() }
+	}
+	// Unconfined control: the same process opens its controlling terminal.
+	ctl := exec.Command(self(t), toolArg, "open", "/dev/tty")
+	done := withCtty(ctl)
+	out, _ := ctl.Output()
+	done()
+	if strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("control: /dev/tty unconfined with a controlling terminal: %q", out)
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		w := s.wrap(s.policy(), self(t), toolArg, "open", "/dev/tty")
+		var done func()
+		r := s.spawn(w, func(cmd *exec.Cmd) { done = withCtty(cmd) })
+		done()
+		wantDenied(t, "open /dev/tty with pipes for stdio", toolAnswer(t, r), "ENXIO")
+	})
 }

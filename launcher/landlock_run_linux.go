@@ -46,6 +46,9 @@ func landlockRun(args []string) {
 			fatal(name, token, "%v", err)
 		}
 	}
+	if err := leaveTerminal(); err != nil {
+		fatal(name, token, "%v", err)
+	}
 	if err := confineLandlock(spec, abi); err != nil {
 		fatal(name, token, "%v", err)
 	}

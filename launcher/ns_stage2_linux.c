@@ -1096,6 +1096,20 @@ static void require_full(const struct spec *s) {
 	// objects it uses (plan_read_only, plan_deny_read).
 }
 
+// leave_terminal gives a command that was handed no terminal on its stdin,
+// stdout or stderr no controlling terminal either, as the landlock
+// launcher does (terminal_linux.go): it could otherwise open /dev/tty and
+// read what the user types to the caller's terminal. pid 2 is no process
+// group leader, so a new session always works. With a terminal on any of
+// the three, nothing changes (job control keeps working).
+static void leave_terminal(void) {
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd))
+			return;
+	if (setsid() < 0)
+		sbx_fatal(sbx_ns_token, "start a session without a terminal: %s", strerror(errno));
+}
+
 // reset_signals gives the command clean signal state: nothing blocked,
 // every disposition the default (a consumer's blocked or ignored signals
 // would otherwise reach it, as exec keeps both).
@@ -1179,6 +1193,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 	unsetenv("SANDBOX_LOCAL_WRAP_TOKEN");
 	if (s.probe)
 		probe(&s);
+	leave_terminal();
 	reset_signals();
 	release_env();
 	exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
