@@ -1099,15 +1099,25 @@ static void require_full(const struct spec *s) {
 // leave_terminal gives a command that was handed no terminal on its stdin,
 // stdout or stderr no controlling terminal either, as the landlock
 // launcher does (terminal_linux.go): it could otherwise open /dev/tty and
-// read what the user types to the caller's terminal. pid 2 is no process
-// group leader, so a new session always works. With a terminal on any of
-// the three, nothing changes (job control keeps working).
+// read what the user types to the caller's terminal. TIOCNOTTY takes pid 2
+// off the terminal and keeps its process group, so the terminal's Ctrl-C
+// still reaches the command (stage 1 does not pass on what the terminal
+// sent the whole group). pid 2 leads no session: no SIGHUP. With a
+// terminal on any of the three, nothing changes (job control keeps
+// working).
 static void leave_terminal(void) {
 	for (int fd = 0; fd <= 2; fd++)
 		if (isatty(fd))
 			return;
-	if (setsid() < 0)
-		sbx_fatal(sbx_ns_token, "start a session without a terminal: %s", strerror(errno));
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENXIO || errno == ENOENT)
+			return; // no controlling terminal to leave
+		sbx_fatal(sbx_ns_token, "open the controlling terminal to leave it: %s", strerror(errno));
+	}
+	if (ioctl(fd, TIOCNOTTY) < 0)
+		sbx_fatal(sbx_ns_token, "leave the controlling terminal (TIOCNOTTY): %s", strerror(errno));
+	close(fd);
 }
 
 // reset_signals gives the command clean signal state: nothing blocked,
