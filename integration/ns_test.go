@@ -220,30 +220,24 @@ func TestBackgroundProcessesDieWithTheSandbox(t *testing.T) {
 			syscall.Kill(n, syscall.SIGKILL)
 		}
 	}
-	for _, runner := range only("namespaces") {
-		t.Run(runner, func(t *testing.T) {
-			s := newSbx(t, runner)
-			cmd, marker, _ := startMarked(t, s, script)
-			sleeperAlive(t, marker)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("command: %v", err)
-			}
-			waitGone(t, marker)
-		})
-	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		cmd, marker, _ := startMarked(t, s, script)
+		sleeperAlive(t, marker)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("command: %v", err)
+		}
+		waitGone(t, marker)
+	})
 }
 
 func TestKillNineOfTheLauncherLeavesNothing(t *testing.T) {
-	for _, runner := range only("namespaces") {
-		t.Run(runner, func(t *testing.T) {
-			s := newSbx(t, runner)
-			cmd, marker, _ := startMarked(t, s, "SLEEPER & echo ready; wait")
-			sleeperAlive(t, marker)
-			cmd.Process.Kill()
-			cmd.Wait()
-			waitGone(t, marker)
-		})
-	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		cmd, marker, _ := startMarked(t, s, "SLEEPER & (setsid SLEEPER &); echo ready; wait")
+		sleeperAlive(t, marker)
+		cmd.Process.Kill()
+		cmd.Wait()
+		waitGone(t, marker)
+	})
 }
 
 func TestSignalForwarding(t *testing.T) {

@@ -32,6 +32,12 @@ func landlockRun(args []string) {
 		fatal(name, token, "%v", err)
 	}
 	spec.Token = token
+	if !supervised() {
+		// Started some other way than as "landlock-run" by a glibc
+		// binary (its C constructor forks the supervisor): nothing would
+		// end what the command leaves behind.
+		fatal(name, token, "started without its supervisor (the binary must be spawned with argv[0] %q, and built against glibc)", name)
+	}
 	abi := hostinfo.LandlockABI()
 	if abi < 1 {
 		fatal(name, token, "the kernel has no Landlock")

@@ -19,12 +19,20 @@
 //     the token is kept here for the launcher (sbx_landlock_token), which
 //     removes GOMAXPROCS again before it execs the command.
 //
+// Then it starts the supervisor (supervise_linux.c), which forks twice: this
+// process stays a relay in C, a supervisor in C ends whatever the command
+// leaves behind, and only the launcher, its child, goes on into Go.
+//
 // Only glibc passes argc, argv and envp to a constructor (ns-run's stage 1
-// relies on the same); elsewhere the launcher starts as any Go program.
+// relies on the same); elsewhere no supervisor starts, and the Go launcher
+// refuses to run a command (supervised()).
 
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "supervise_linux.h"
 
 #define SBX_TOKEN_VAR "SANDBOX_LOCAL_WRAP_TOKEN="
 
@@ -36,6 +44,33 @@ static char sbx_ll_gomaxprocs[] = "GOMAXPROCS=1";
 // the environment, or NULL when it moved nothing.
 const char *sbx_landlock_token(void) { return sbx_ll_token_moved ? sbx_ll_token : NULL; }
 
+// sbx_ll_supervised is 1 in a launcher that started under its supervisor
+// (supervise_linux.c); the Go launcher refuses to run a command without.
+static int sbx_ll_supervised;
+
+int sbx_landlock_supervised(void) { return sbx_ll_supervised; }
+
+// move_token keeps the token here and points its slot at GOMAXPROCS=1,
+// unless the caller set GOMAXPROCS (the caller's choice, for the command
+// too) or there is no token (the launcher fails closed).
+static void move_token(char **envp) {
+	int slot = -1;
+	for (int i = 0; envp[i]; i++) {
+		if (strncmp(envp[i], "GOMAXPROCS=", 11) == 0)
+			return;
+		if (slot < 0 && strncmp(envp[i], SBX_TOKEN_VAR, strlen(SBX_TOKEN_VAR)) == 0)
+			slot = i;
+	}
+	if (slot < 0 || strlen(envp[slot]) - strlen(SBX_TOKEN_VAR) >= sizeof sbx_ll_token)
+		return;
+	char *value = envp[slot] + strlen(SBX_TOKEN_VAR);
+	strcpy(sbx_ll_token, value);
+	sbx_ll_token_moved = 1;
+	// /proc/PID/environ shows the original block, pointer or not.
+	memset(value, 'x', strlen(value));
+	envp[slot] = sbx_ll_gomaxprocs;
+}
+
 __attribute__((constructor)) static void sbx_landlock_start(int argc, char **argv, char **envp) {
 #if defined(__GLIBC__)
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "landlock-run") != 0 || envp == NULL)
@@ -43,21 +78,9 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 #ifdef M_ARENA_MAX
 	mallopt(M_ARENA_MAX, 1);
 #endif
-	int slot = -1;
-	for (int i = 0; envp[i]; i++) {
-		if (strncmp(envp[i], "GOMAXPROCS=", 11) == 0)
-			return; // the caller's choice, for the command too
-		if (slot < 0 && strncmp(envp[i], SBX_TOKEN_VAR, strlen(SBX_TOKEN_VAR)) == 0)
-			slot = i;
-	}
-	if (slot < 0 || strlen(envp[slot]) - strlen(SBX_TOKEN_VAR) >= sizeof sbx_ll_token)
-		return; // no token (the launcher fails closed), or not one: left as it is
-	char *value = envp[slot] + strlen(SBX_TOKEN_VAR);
-	strcpy(sbx_ll_token, value);
-	sbx_ll_token_moved = 1;
-	// /proc/PID/environ shows the original block, pointer or not.
-	memset(value, 'x', strlen(value));
-	envp[slot] = sbx_ll_gomaxprocs;
+	move_token(envp);
+	sbx_landlock_supervise(sbx_ll_token_moved ? sbx_ll_token : getenv("SANDBOX_LOCAL_WRAP_TOKEN"));
+	sbx_ll_supervised = 1;
 #else
 	(void)argc;
 	(void)argv;

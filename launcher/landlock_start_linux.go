@@ -2,6 +2,7 @@ package launcher
 
 /*
 const char *sbx_landlock_token(void);
+int sbx_landlock_supervised(void);
 */
 import "C"
 
@@ -28,3 +29,8 @@ func startupToken() (token string, ok bool) {
 	}
 	return t, true
 }
+
+// supervised reports whether this launcher was started by its supervisor
+// (supervise_linux.c): only then does the command end with everything it
+// started.
+func supervised() bool { return C.sbx_landlock_supervised() != 0 }

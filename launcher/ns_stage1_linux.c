@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shared_linux.h"
 #include "ns_linux.h"
 
 char sbx_ns_token[33];
@@ -48,30 +49,10 @@ int sbx_ns_netns;
 
 static int sigpipe_w = -1;
 
-static int valid_token(const char *t) {
-	if (t == NULL || strlen(t) != 32)
-		return 0;
-	for (const char *p = t; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return 0;
-	return 1;
-}
-
 void sbx_fatal(const char *token, const char *fmt, ...) {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	// One line, whatever a path in the reason holds (as vocab.FatalLine).
-	for (char *c = msg; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = ' ';
-	if (valid_token(token))
-		fprintf(stderr, "ns-run: fatal: [%s] %s\n", token, msg);
-	else
-		fprintf(stderr, "ns-run: fatal: %s\n", msg);
-	_exit(125);
+	sbx_vfatal("ns-run", token, fmt, ap);
 }
 
 static int write_file(const char *path, const char *data) {
@@ -100,8 +81,6 @@ static void forward(int sig, siginfo_t *si, void *uc) {
 	}
 	errno = saved;
 }
-
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 // mountinfo_ids reads the mount ids (mountinfo's first column) of pid 1's
 // mount namespace from mfd into ids; it returns how many, or -1.
@@ -320,7 +299,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		// The token moves to a global, and its bytes in the environment
 		// (the memory /proc/PID/environ shows) become zeros; stage 2 unsets
 		// the variable before it execs the command.
-		if (valid_token(token)) {
+		if (sbx_valid_token(token)) {
 			memcpy(sbx_ns_token, token, 33);
 			memset(token, '0', 32);
 		}
@@ -357,13 +336,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	sigpipe_w = p[1];
 	fcntl(sigpipe_w, F_SETFL, O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-		sigaction(forwarded[i], &sa, NULL);
+	sbx_pass_signals(forward);
 
 	int status;
 	while (waitpid(child, &status, 0) < 0) {

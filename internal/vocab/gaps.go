@@ -89,7 +89,7 @@ func LandlockKernelGaps(abi int, s Spec) []Gap {
 	}
 	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	if abi < ABIScopes {
-		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user", abi, ABIScopes)})
+		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user, its supervisor included, and a command that kills the supervisor leaves what it started running", abi, ABIScopes)})
 		if !s.AllowNetwork {
 			gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d cannot scope abstract UNIX sockets (needs ABI %d): host services listening on them stay reachable", abi, ABIScopes)})
 		}

@@ -1,0 +1,49 @@
+// Shared by the C starts of both Linux launchers: see shared_linux.h.
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared_linux.h"
+
+int sbx_valid_token(const char *t) {
+	if (t == NULL || strlen(t) != 32)
+		return 0;
+	for (const char *p = t; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}
+
+void sbx_vfatal(const char *name, const char *token, const char *fmt, va_list ap) {
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	// One line, whatever a path in the reason holds (as vocab.FatalLine).
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+	if (sbx_valid_token(token))
+		fprintf(stderr, "%s: fatal: [%s] %s\n", name, token, msg);
+	else
+		fprintf(stderr, "%s: fatal: %s\n", name, msg);
+	_exit(125);
+}
+
+static const int passed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void sbx_pass_signals(void (*handler)(int, siginfo_t *, void *)) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
+		sigaction(passed[i], &sa, NULL);
+}
+
+void sbx_passed_signals(sigset_t *set) {
+	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
+		sigaddset(set, passed[i]);
+}

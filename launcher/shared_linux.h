@@ -1,0 +1,28 @@
+// Shared by the C starts of both Linux launchers (ns-run's stage 1,
+// landlock-run's supervisor): the fatal line (the Go side is internal/vocab's
+// FatalLine: "NAME: fatal: [TOKEN] reason", exit 125) and the signals passed
+// on to the command.
+#ifndef SBX_SHARED_LINUX_H
+#define SBX_SHARED_LINUX_H
+
+#include <signal.h>
+#include <stdarg.h>
+
+// sbx_valid_token reports whether t is a wrap token (vocab.ValidToken).
+int sbx_valid_token(const char *t);
+
+// sbx_vfatal prints the fatal line of the launcher called name, signed with
+// token when it is valid, and exits 125. The command has not run.
+void sbx_vfatal(const char *name, const char *token, const char *fmt, va_list ap) __attribute__((noreturn, format(printf, 3, 0)));
+
+// sbx_pass_signals installs handler (SA_SIGINFO, SA_RESTART) for every
+// signal a launcher passes on to the command: SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT, SIGUSR1, SIGUSR2. A handler should skip those the kernel
+// generated (si_code > 0: the terminal's ^C, a hang-up), which reached the
+// command itself, in the same process group.
+void sbx_pass_signals(void (*handler)(int, siginfo_t *, void *));
+
+// sbx_passed_signals adds the same signals to set.
+void sbx_passed_signals(sigset_t *set);
+
+#endif

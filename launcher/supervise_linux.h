@@ -1,0 +1,21 @@
+// The supervised start of landlock-run (supervise_linux.c), called from its
+// C constructor (landlock_start_linux.c) before the Go runtime starts.
+#ifndef SBX_SUPERVISE_LINUX_H
+#define SBX_SUPERVISE_LINUX_H
+
+// sbx_landlock_supervise splits the process the consumer spawned into three:
+//
+//   relay (this pid)  forwards signals, waits, mirrors the status
+//     supervisor      subreaper in a process group of its own: forwards,
+//                     reaps, kills every descendant when the command ends
+//                     or the relay dies
+//       launcher      returns from this call: the Go launcher, which
+//                     confines itself and execs the command in place
+//
+// It returns only in the launcher, with the signal mask and the SIGCHLD
+// disposition the process started with. A failure before the launcher
+// exists is fatal (one line signed with token, exit 125); the relay and the
+// supervisor end with the command's status.
+void sbx_landlock_supervise(const char *token);
+
+#endif
