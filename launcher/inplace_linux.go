@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-
 )
 
 // ExecInPlace runs a wrapped command in place of the calling program, for a
