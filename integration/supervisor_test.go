@@ -3,8 +3,11 @@
 package integration
 
 import (
+	"bufio"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCommandCannotDisarmItsSupervisor: the command's parent is what ends
@@ -29,5 +32,37 @@ func TestCommandCannotDisarmItsSupervisor(t *testing.T) {
 			wantDenied(t, "kill the supervisor", strings.TrimSpace(kill), "EPERM")
 		}
 		waitGone(t, marker)
+	})
+}
+
+// TestCleanupEndsTheSandbox: Cleanup while the command still runs kills the
+// launcher Command spawned, and with it everything the command started;
+// the temp dir is gone too.
+func TestCleanupEndsTheSandbox(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		marker := randomName("sbx-bg-")
+		w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, "SLEEPER & (setsid SLEEPER &); echo ready; exec sleep 100", marker))
+		cmd := w.Command(t.Context())
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+			t.Fatalf("command did not get ready: %q %v", line, err)
+		}
+		sleeperAlive(t, marker)
+		start := time.Now()
+		if err := w.Cleanup(); err != nil {
+			t.Errorf("Cleanup: %v", err)
+		}
+		cmd.Wait()
+		waitGone(t, marker)
+		t.Logf("everything gone %v after Cleanup began", time.Since(start))
+		if _, err := os.Stat(w.TempDir); !os.IsNotExist(err) {
+			t.Errorf("temp dir %s after Cleanup: %v", w.TempDir, err)
+		}
 	})
 }

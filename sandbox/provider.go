@@ -181,7 +181,7 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 		return unavailable(run.name(), "cannot create the private temp dir", err)
 	}
 	spec.TempDir, w.TempDir = tmp, tmp
-	w.cleanup = func() error { return os.RemoveAll(tmp) }
+	w.cleanup = func() error { return removeTemp(tmp) }
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bo-agent/sandbox-local/internal/privdir"
 )
@@ -137,4 +138,19 @@ func wrapPID(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(p)
 	return pid, err == nil && pid > 0
+}
+
+// removeTemp removes a wrap's private temp dir. A command being killed (by
+// Cleanup, or by its launcher's death a moment before) may still create a
+// file there while the tree is removed: it is tried again, for a bounded
+// time.
+func removeTemp(dir string) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
 }

@@ -76,8 +76,10 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
-	tempVars    []string // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	fromCache   bool     // the runner was selected from the verdict cache, unprobed
+	spawnedMu   sync.Mutex
+	spawned     []*exec.Cmd // what Command returned: Cleanup kills those still running
+	tempVars    []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	fromCache   bool        // the runner was selected from the verdict cache, unprobed
 }
 
 // HeldEnv names the variables a launcher must not start with: those that
@@ -97,20 +99,34 @@ type HeldEnv struct {
 }
 
 // Command returns an *exec.Cmd that spawns the launcher of the wrapped
-// command (Path, Args, Env, in Dir); ctx kills it.
+// command (Path, Args, Env, in Dir); ctx kills it, and with it everything
+// the command started (see docs/contract.md, Lifetime).
 func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = append([]string(nil), w.Args...)
 	cmd.Env = append([]string(nil), w.Env...)
 	cmd.Dir = w.Dir
+	w.spawnedMu.Lock()
+	w.spawned = append(w.spawned, cmd)
+	w.spawnedMu.Unlock()
 	return cmd
 }
 
-// Cleanup removes what the wrap created (the private temp dir). Call it
-// after the command and everything it started have exited. It is safe to
-// call more than once.
+// Cleanup ends what the wrap started and removes what it created: a
+// launcher spawned by Command that still runs is killed (and with it
+// everything the command started), then the private temp dir is removed.
+// Call it after the command exited, or to stop it. It is safe to call more
+// than once.
 func (w *Wrapped) Cleanup() error {
 	w.cleanupOnce.Do(func() {
+		w.spawnedMu.Lock()
+		spawned := w.spawned
+		w.spawnedMu.Unlock()
+		for _, cmd := range spawned {
+			if cmd.Process != nil {
+				cmd.Process.Kill() // os.ErrProcessDone once waited for
+			}
+		}
 		if w.cleanup != nil {
 			w.cleanupErr = w.cleanup()
 		}
