@@ -143,7 +143,14 @@ func TestOnlyLoopbackUnderNetworkDeny(t *testing.T) {
 func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio.Reader) {
 	t.Helper()
 	marker := randomName("sbx-bg-")
-	w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, script, marker))
+	cmd, r := startReady(t, s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, script, marker)))
+	return cmd, marker, r
+}
+
+// startReady starts w through Command and waits for its first line of
+// output, "ready"; the rest of the output is in the reader.
+func startReady(t *testing.T, w *sandbox.Wrapped) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
 	cmd := w.Command(t.Context())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -158,7 +165,7 @@ func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio
 	if err != nil || line != "ready\n" {
 		t.Fatalf("command did not get ready: %q %v", line, err)
 	}
-	return cmd, marker, r
+	return cmd, r
 }
 
 func markedScript(t *testing.T, script, marker string) string {

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"os"
 	"strings"
 	"testing"
@@ -42,17 +41,7 @@ func TestCleanupEndsTheSandbox(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		marker := randomName("sbx-bg-")
 		w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, "SLEEPER & (setsid SLEEPER &); echo ready; exec sleep 100", marker))
-		cmd := w.Command(t.Context())
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-			t.Fatalf("command did not get ready: %q %v", line, err)
-		}
+		cmd, _ := startReady(t, w)
 		sleeperAlive(t, marker)
 		start := time.Now()
 		if err := w.Cleanup(); err != nil {
