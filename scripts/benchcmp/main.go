@@ -85,8 +85,9 @@ func run(rounds int, only string) error {
 		}},
 		library("landlock", pol, ws),
 		library("namespaces", pol, ws),
-		cli("cli-landlock-dyn", clis["cli-dynamic"], ws),
-		cli("cli-landlock-static", clis["cli-static"], ws),
+		cli("cli-landlock-dyn", "landlock", clis["cli-dynamic"], ws),
+		cli("cli-landlock-static", "landlock", clis["cli-static"], ws),
+		cli("cli-namespaces", "namespaces", clis["cli-dynamic"], ws),
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", func(argv []string) (time.Duration, error) {
@@ -150,12 +151,12 @@ func library(runner string, pol sandbox.Policy, ws string) variant {
 	}}
 }
 
-// cli is a variant that runs sandbox-run --runner landlock, which wraps and
-// confines its own process (one Go start, cgo, no Cleanup: the CLI execs
-// the command in place), built dynamically or statically.
-func cli(name, bin, ws string) variant {
+// cli is a variant that runs sandbox-run --runner RUNNER (built
+// dynamically or statically): the CLI's Go start, Wrap, the launcher and
+// the command, Cleanup.
+func cli(name, runner, bin, ws string) variant {
 	return variant{name, func(argv []string) (time.Duration, error) {
-		return timed(exec.Command(bin, append([]string{"--runner", "landlock", "--workspace", ws, "--"}, argv...)...), ws)
+		return timed(exec.Command(bin, append([]string{"--runner", runner, "--workspace", ws, "--"}, argv...)...), ws)
 	}}
 }
 
