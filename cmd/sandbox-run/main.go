@@ -77,7 +77,7 @@ func usage(w io.Writer) {
 The command runs in the current directory, or in the workspace when
 --workspace names one the current directory is not inside.
 
-Environment: the command gets this one without the variables that look like
+Environment: the command gets sandbox-run's own without the variables that look like
 credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, *SECRET*, *PASSWORD*, ...; the
 rule is in docs/policy.md); --json-report's withheld_env names them.
   --keep-env NAME       pass NAME on anyway; NAME may be a pattern ('AWS_*'); repeatable
