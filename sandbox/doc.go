@@ -34,6 +34,11 @@
 // allowed UNIX socket (an earlier command could have planted it) is
 // INVALID_POLICY.
 //
+// The command gets the caller's environment without the variables that
+// look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...);
+// Policy.Env changes that (EnvPolicy), and Wrapped.WithheldEnv names what
+// was withheld.
+//
 // Every Wrapped says whether enforcement is Full or Partial and lists the
 // Gaps that make it partial; Policy.RequireFull turns a partial wrap into
 // SANDBOX_UNAVAILABLE, and the launchers check again at launch. The exit

@@ -71,6 +71,10 @@ type Policy struct {
 	// RequireFull makes Wrap fail with SANDBOX_UNAVAILABLE instead of
 	// returning partial enforcement.
 	RequireFull bool `json:"require_full,omitempty"`
+	// Env is how the command's environment is made from Request.Env; the
+	// zero value withholds the variables that look like credentials
+	// (Wrapped.WithheldEnv names them).
+	Env EnvPolicy `json:"env,omitzero"`
 }
 
 // Request is one command to wrap.
@@ -80,8 +84,9 @@ type Request struct {
 	Argv []string `json:"argv"`
 	// Dir is the working directory; defaults to Policy.Workspace.
 	Dir string `json:"dir,omitempty"`
-	// Env is the command's environment; nil means os.Environ(). TMPDIR is
-	// always set to the wrap's private temp dir.
+	// Env is the caller's environment, which Policy.Env makes the
+	// command's; nil means os.Environ(). TMPDIR is always set to the wrap's
+	// private temp dir.
 	Env []string `json:"-"`
 	// Policy is required.
 	Policy Policy `json:"policy"`
@@ -92,7 +97,8 @@ type Request struct {
 type resolved struct {
 	argv          []string
 	dir           string
-	env           []string
+	env           []string // the command's, Policy.Env applied
+	withheldEnv   []string // names Policy.Env withheld as credentials
 	mode          Mode
 	workspace     string
 	writableRoots []string // workspace first in workspace-write; empty in read-only
@@ -122,8 +128,8 @@ func validate(req Request) (*resolved, error) {
 			return nil, invalidf("env contains a NUL byte")
 		}
 	}
-	if req.Env != nil {
-		r.env = append([]string(nil), req.Env...)
+	if err := validateEnv(p.Env); err != nil {
+		return nil, err
 	}
 
 	switch p.Mode {
@@ -216,6 +222,12 @@ func validate(req Request) (*resolved, error) {
 		sockets.add(sock)
 	}
 	r.unixSockets = sockets.list
+
+	env := req.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	r.env, r.withheldEnv = buildEnv(env, p.Env, socketAllowed(p.AllowUnixSockets, r.unixSockets))
 
 	r.dir = ws
 	if req.Dir != "" {

@@ -117,10 +117,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		// removes it before the command starts.
 		w.LaunchEnv = append(w.LaunchEnv, vocab.TokenEnv+"="+spec.Token)
 	}
-	w.Env = r.env
-	if w.Env == nil {
-		w.Env = os.Environ()
-	}
+	w.Env, w.WithheldEnv = r.env, r.withheldEnv
 	if w.HeldEnv != nil {
 		w.Env = vocab.HoldEnv(w.Env)
 	}

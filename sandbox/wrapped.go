@@ -40,9 +40,9 @@ type Wrapped struct {
 	Path string `json:"path"`
 	// Args is the full argv, Args[0] included.
 	Args []string `json:"args"`
-	// Env is the environment to spawn with: the caller's (TMPDIR points at
-	// TempDir), the variables HeldEnv names held back. It is left out of
-	// JSON: it may hold the caller's secrets.
+	// Env is the environment to spawn with: the caller's, Policy.Env
+	// applied (TMPDIR points at TempDir), the variables HeldEnv names held
+	// back. It is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, and
 	// the wrap's token, which the launcher reads and removes), for a
@@ -54,6 +54,10 @@ type Wrapped struct {
 	// the JSON with an environment of its own applies it too. The launcher
 	// gives the command the held variables back, unchanged, once confined.
 	HeldEnv *HeldEnv `json:"held_env,omitempty"`
+	// WithheldEnv names (never the values) the caller's variables that
+	// Policy.Env withheld from the command because they look like
+	// credentials; Policy.Env.Keep passes one on.
+	WithheldEnv []string `json:"withheld_env,omitempty"`
 	// Dir is the working directory to spawn the launcher in: "/" for the
 	// Linux launchers, which enter the command's directory (Request.Dir)
 	// themselves once confined; the command's directory for the others.

@@ -2,11 +2,21 @@
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
 //	            [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
-//	            [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
+//	            [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE]
+//	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
+//	            -- CMD [ARG...]
 //	sandbox-run doctor [--json]
 //
 // The command runs in the current directory, or in the workspace when
 // --workspace names one the current directory is not inside.
+//
+// The command gets this process's environment without the variables that
+// look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...; the rule is
+// in docs/policy.md); the report's withheld_env names them. --keep-env
+// passes one on (a name or a pattern such as 'AWS_*'), --unsetenv removes
+// one, --setenv NAME=VALUE sets one; --clearenv starts from no variable,
+// --minimal-env from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the
+// like.
 //
 // The exit status is the command's. When the sandbox cannot confine the
 // command, or the policy is invalid, sandbox-run prints one line
@@ -59,11 +69,22 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
                    [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
-                   [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE] -- CMD [ARG...]
+                   [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE]
+                   [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
+                   -- CMD [ARG...]
        sandbox-run doctor [--json]
 
 The command runs in the current directory, or in the workspace when
 --workspace names one the current directory is not inside.
+
+Environment: the command gets sandbox-run's own without the variables that look like
+credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, *SECRET*, *PASSWORD*, ...; the
+rule is in docs/policy.md); --json-report's withheld_env names them.
+  --keep-env NAME       pass NAME on anyway; NAME may be a pattern ('AWS_*'); repeatable
+  --unsetenv NAME       remove NAME (or a pattern); repeatable
+  --setenv NAME=VALUE   set NAME (never withheld); repeatable, the last wins
+  --clearenv            start from no variable (name the command by its path)
+  --minimal-env         start from PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ
 `)
 }
 
@@ -84,6 +105,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
 	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
+	var keepEnv, unsetEnv, setEnv listFlag
+	fs.Var(&keepEnv, "keep-env", "variable (or pattern) passed on although it looks like a credential (repeatable)")
+	fs.Var(&unsetEnv, "unsetenv", "variable (or pattern) removed (repeatable)")
+	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
+	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
+	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -114,6 +141,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i := range unixSockets {
 		unixSockets[i] = absolute(unixSockets[i])
 	}
+	envPolicy, err := envFlags(*clearEnv, *minimalEnv, keepEnv, unsetEnv, setEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandbox-run: %s: %v\n", sandbox.CodeInvalidPolicy, err)
+		return exitFailure
+	}
 	// auto: the library's verdict cache spares each run the preferred
 	// runner's probe (a whole sandbox launch).
 	cfg := sandbox.Config{VerdictCache: true}
@@ -131,6 +163,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			AllowUnixSockets: unixSockets,
 			Network:          sandbox.NetworkMode(*network),
 			RequireFull:      *requireFull,
+			Env:              envPolicy,
 		},
 	}
 	ctx := context.Background()
@@ -160,6 +193,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rf.Close()
 	return runReported(ctx, w, rf, reportPath, stderr)
+}
+
+// envFlags makes the environment policy of the command line; the library
+// validates the names.
+func envFlags(clear, minimal bool, keep, unset, set []string) (sandbox.EnvPolicy, error) {
+	p := sandbox.EnvPolicy{Keep: keep, Unset: unset}
+	switch {
+	case clear && minimal:
+		return p, errors.New("--clearenv and --minimal-env exclude each other")
+	case clear:
+		p.Start = sandbox.EnvEmpty
+	case minimal:
+		p.Start = sandbox.EnvMinimal
+	}
+	for _, kv := range set {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return p, fmt.Errorf("--setenv %q: want NAME=VALUE", kv)
+		}
+		if p.Set == nil {
+			p.Set = map[string]string{}
+		}
+		p.Set[name] = value
+	}
+	return p, nil
 }
 
 // commandDir is the command's working directory: the current directory,
