@@ -199,7 +199,7 @@ func looksSecret(name, value string) bool {
 		return true
 	}
 	for _, p := range secretPrefixes {
-		if strings.HasPrefix(n, p) {
+		if strings.HasPrefix(n, p) && !caBundle(n) {
 			return true
 		}
 	}
@@ -219,6 +219,13 @@ func looksSecret(name, value string) bool {
 		}
 	}
 	return urlWithPassword(value)
+}
+
+// caBundle: a cloud variable that names the CA certificates to trust
+// (AWS_CA_BUNDLE, CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE), public by nature,
+// which a CLI behind a TLS-intercepting proxy cannot work without.
+func caBundle(n string) bool {
+	return strings.HasSuffix(n, "_CA_BUNDLE") || strings.HasSuffix(n, "_CA_CERTS_FILE")
 }
 
 // authWord: a word part that begins with AUTH (AUTHTOKEN, AUTHZ,

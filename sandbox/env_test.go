@@ -106,6 +106,8 @@ func TestLooksSecret(t *testing.T) {
 		{"AWS_REGION", "eu-west-1", true, "every AWS_ variable: Keep passes it"},
 		{"AZURE_CLIENT_ID", "x", true, ""},
 		{"CLOUDSDK_CORE_ACCOUNT", "x", true, ""},
+		{"AWS_CA_BUNDLE", "/etc/ssl/corp.pem", false, "the CA certificates to trust: public"},
+		{"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "/etc/ssl/corp.pem", false, "the CA certificates to trust: public"},
 		{"DIGITALOCEAN_ACCESS_TOKEN", "x", true, ""},
 		{"OP_SESSION_my", "x", true, ""},
 		{"BW_SESSION", "x", true, ""},
