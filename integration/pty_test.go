@@ -559,3 +559,42 @@ func TestPtyCtrlZWithoutAShell(t *testing.T) {
 		}
 	})
 }
+
+// TestPtyVim: vim edits a file in the workspace through the terminal
+// (-i NONE: no ~/.viminfo, which the control would write in the real home).
+func TestPtyVim(t *testing.T) {
+	forEachLaunch(t, func(t *testing.T, l launch) {
+		write(t, filepath.Join(l.ws, "note.txt"), "")
+		tm := startTerminal(t, l.cmd("vim", "-u", "NONE", "-i", "NONE", "-N", "note.txt"))
+		tm.expect(`"note.txt"`) // the status line: vim has drawn its screen
+		tm.send("ihello\x1b:wq\r")
+		if got := tm.wait(); got != "exit 0" {
+			t.Errorf("vim :wq: %s; the terminal shows %s", got, tm.transcript())
+		}
+		wantContent(t, filepath.Join(l.ws, "note.txt"), "hello\n")
+	})
+}
+
+// TestPtyLess: less pages a file on the terminal and q quits it.
+func TestPtyLess(t *testing.T) {
+	forEachLaunch(t, func(t *testing.T, l launch) {
+		write(t, filepath.Join(l.ws, "page.txt"), "the first line of the page\nthe second\n")
+		tm := startTerminal(t, l.cmd("less", "page.txt"))
+		tm.expect("the first line of the page")
+		tm.send("q")
+		if got := tm.wait(); got != "exit 0" {
+			t.Errorf("less q: %s; the terminal shows %s", got, tm.transcript())
+		}
+	})
+}
+
+// TestPtyWindowSize: the command sees the terminal's size (100x30).
+func TestPtyWindowSize(t *testing.T) {
+	forEachLaunch(t, func(t *testing.T, l launch) {
+		tm := startTerminal(t, l.cmd("stty", "size"))
+		tm.expect("30 100\r\n")
+		if got := tm.wait(); got != "exit 0" {
+			t.Errorf("stty size: %s; the terminal shows %s", got, tm.transcript())
+		}
+	})
+}
