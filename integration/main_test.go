@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == toolArg {
 		os.Exit(runTool(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == jobShellArg {
+		os.Exit(jobShell(os.Args[2:]))
+	}
 	code := m.Run()
 	if helpersDir != "" {
 		os.RemoveAll(helpersDir)
