@@ -18,8 +18,9 @@
 // that a process sent it (not the terminal's own, which reach the command
 // directly) to pid 1 through a pipe; pid 1 signals the command. The parent
 // exits with pid 1's status, which is the command's (128+N for a death by
-// signal N). pid 1 dies with the parent (PR_SET_PDEATHSIG, and end of file
-// on the pipe), and the whole pid namespace dies with pid 1.
+// signal N). The parent dies with its own spawner (PR_SET_PDEATHSIG), pid 1
+// dies with the parent (PR_SET_PDEATHSIG, and end of file on the pipe), and
+// the whole pid namespace dies with pid 1.
 //
 // Any failure here is the launcher's: one "ns-run: fatal: [TOKEN] ..." line
 // on stderr and exit 125, as fatal.go does on the Go side.
@@ -268,6 +269,18 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
 		return;
+	// Stage 1 dies with whoever spawned it (pid 1 dies with stage 1, and
+	// the pid namespace with pid 1): a consumer or CLI killed by SIGKILL
+	// leaves nothing running. A spawner already gone before the prctl (the
+	// parent pid changed) ends the launch too. sandbox.Wrapped.Command sets
+	// the same signal at the fork, which closes even that window for a Go
+	// consumer. The unshare of the user namespace below keeps it: the new
+	// credentials are the caller's own, in a namespace it owns.
+	pid_t spawner = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_fatal(getenv("SANDBOX_LOCAL_WRAP_TOKEN"), "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	if (getppid() != spawner)
+		_exit(128 + SIGKILL);
 	// An ignored SIGCHLD inherited from the consumer would make the kernel
 	// reap the command before pid 1 can learn its status.
 	signal(SIGCHLD, SIG_DFL);
