@@ -150,9 +150,9 @@ func library(runner string, pol sandbox.Policy, ws string) variant {
 	}}
 }
 
-// cli is a variant that runs sandbox-run --runner landlock, which wraps and
-// confines its own process (one Go start, cgo, no Cleanup: the CLI execs
-// the command in place), built dynamically or statically.
+// cli is a variant that runs sandbox-run --runner landlock, which wraps,
+// spawns itself as the launcher, waits and cleans up, built dynamically or
+// statically.
 func cli(name, bin, ws string) variant {
 	return variant{name, func(argv []string) (time.Duration, error) {
 		return timed(exec.Command(bin, append([]string{"--runner", "landlock", "--workspace", ws, "--"}, argv...)...), ws)
