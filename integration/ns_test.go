@@ -151,7 +151,7 @@ func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio
 
 // newMarker is a unique marker for a test's sleepers, which are killed
 // when the test ends if the case under test left them.
-func newMarker(t *testing.T) string {
+func newMarker(t testing.TB) string {
 	marker := randomName("sbx-bg-")
 	t.Cleanup(func() { killMarked(marker) })
 	return marker
@@ -168,7 +168,7 @@ func killMarked(marker string) {
 
 // startReady starts cmd and waits for its first line of stdout, "ready",
 // returning the rest of stdout.
-func startReady(t *testing.T, cmd *exec.Cmd) *bufio.Reader {
+func startReady(t testing.TB, cmd *exec.Cmd) *bufio.Reader {
 	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -190,12 +190,12 @@ func startReady(t *testing.T, cmd *exec.Cmd) *bufio.Reader {
 	return r
 }
 
-func markedScript(t *testing.T, script, marker string) string {
+func markedScript(t testing.TB, script, marker string) string {
 	return strings.ReplaceAll(script, "SLEEPER", self(t)+" "+toolArg+" sleep "+marker+" >/dev/null 2>&1")
 }
 
 // sleeperAlive waits for a marked sleeper to show up on the host.
-func sleeperAlive(t *testing.T, marker string) {
+func sleeperAlive(t testing.TB, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
