@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -189,24 +190,51 @@ func wrapDirs(t *testing.T, tmp string) int {
 	return len(ds)
 }
 
-// TestCLISweepsStaleTempDirs: the CLI execs the command in place and leaves
-// its wrap's temp dir behind; the next run removes such dirs before it
-// execs, so 20 runs leave one (the last run's), not 20.
+// TestCLISweepsStaleTempDirs: the CLI removes its wrap's temp dir after
+// the command, so 20 runs leave none; a run killed by SIGKILL leaves its
+// own, and the next run removes it.
 func TestCLISweepsStaleTempDirs(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		tmp := filepath.Join(s.base, "tmp")
 		if err := os.Mkdir(tmp, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; i < 20; i++ {
-			cmd := exec.Command(helperBinary(t, "sandbox-run"), "--runner", s.runner, "--", "/bin/true")
+		cliCmd := func(argv ...string) *exec.Cmd {
+			cmd := exec.Command(helperBinary(t, "sandbox-run"), append([]string{"--runner", s.runner, "--"}, argv...)...)
 			cmd.Dir, cmd.Env = s.ws, append(os.Environ(), "TMPDIR="+tmp)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			return cmd
+		}
+		for i := 0; i < 20; i++ {
+			if out, err := cliCmd("/bin/true").CombinedOutput(); err != nil {
 				t.Fatalf("run %d: %v %q", i, err, out)
 			}
 		}
+		if n := wrapDirs(t, tmp); n != 0 {
+			t.Errorf("%d wrap dirs after 20 runs; want 0", n)
+		}
+		killed := cliCmd("/bin/sh", "-c", "echo ready; exec sleep 60")
+		out, err := killed.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := killed.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+			killed.Process.Kill()
+			killed.Wait()
+			t.Fatalf("the run to kill said %q, want ready", line)
+		}
+		killed.Process.Kill()
+		killed.Wait()
 		if n := wrapDirs(t, tmp); n != 1 {
-			t.Errorf("%d wrap dirs after 20 runs; want 1 (the last run's)", n)
+			t.Fatalf("control: %d wrap dirs after a run killed by SIGKILL; want its own, 1", n)
+		}
+		if out, err := cliCmd("/bin/true").CombinedOutput(); err != nil {
+			t.Fatalf("the run after: %v %q", err, out)
+		}
+		if n := wrapDirs(t, tmp); n != 0 {
+			t.Errorf("%d wrap dirs after the run that followed a SIGKILLed one; want 0", n)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
@@ -163,4 +164,40 @@ func BenchmarkWrapScaling(b *testing.B) {
 			benchWrap(b, pol)
 		})
 	}
+}
+
+// BenchmarkKillToGoneLandlock and BenchmarkKillToGoneNamespaces: SIGKILL
+// of the launcher while the command waits for a background sleeper, until
+// every process of the command is gone (issue 11). gone-ms/op is that
+// time alone; ns/op also holds the Wrap, the spawn and seeing the sleeper.
+func BenchmarkKillToGoneLandlock(b *testing.B)   { benchKillToGone(b, "landlock") }
+func BenchmarkKillToGoneNamespaces(b *testing.B) { benchKillToGone(b, "namespaces") }
+
+func benchKillToGone(b *testing.B, runner string) {
+	p := sandbox.New(sandbox.Config{Runners: []string{runner}})
+	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: benchWorkspace(b)}
+	ctx := context.Background()
+	var gone time.Duration
+	for b.Loop() {
+		marker := newMarker(b)
+		w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"/bin/sh", "-c", markedScript(b, waitingScript, marker)}, Policy: pol})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := w.Command(ctx)
+		startReady(b, cmd)
+		sleeperAlive(b, marker)
+		stop := time.Now()
+		cmd.Process.Kill()
+		cmd.Wait()
+		for len(markedAlive(marker)) > 0 {
+			if time.Since(stop) > goneBound {
+				b.Fatalf("processes %v outlived the sandbox (%v after the kill)", markedAlive(marker), goneBound)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		gone += time.Since(stop)
+		w.Cleanup()
+	}
+	b.ReportMetric(float64(gone.Microseconds())/1000/float64(b.N), "gone-ms/op")
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
@@ -129,6 +130,52 @@ func TestCLIAllowUnixSocket(t *testing.T) {
 			if !d.never("refused") {
 				t.Error("the refused connect reached the daemon")
 			}
+		})
+	}
+}
+
+// TestDeathBySignalIsMirrored: a command killed by signal N makes the
+// launcher die of N (not exit 128+N), and the CLI too, as the command run
+// bare would; a command that exits 128+N itself is an exit, not a death.
+func TestDeathBySignalIsMirrored(t *testing.T) {
+	cases := []struct {
+		name   string
+		script string
+		sig    syscall.Signal // 0: an exit
+		code   int
+	}{
+		{"SIGTERM", "kill -TERM $$", syscall.SIGTERM, 0},
+		{"SIGQUIT, which dumps core", "kill -QUIT $$", syscall.SIGQUIT, 0},
+		{"SIGKILL", "kill -KILL $$", syscall.SIGKILL, 0},
+		{"exit 143", "exit 143", 0, 143},
+	}
+	status := func(cmd *exec.Cmd) (syscall.Signal, int) {
+		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			return ws.Signal(), 0
+		}
+		return 0, ws.ExitStatus()
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bare := exec.Command("/bin/sh", "-c", c.script)
+			bare.Run()
+			if sig, code := status(bare); sig != c.sig || code != c.code {
+				t.Fatalf("control: run bare, signal %v exit %d; want %v %d", sig, code, c.sig, c.code)
+			}
+			forEachRunner(t, func(t *testing.T, s *sbx) {
+				var launcher *exec.Cmd
+				r := s.spawn(s.wrap(s.policy(), "/bin/sh", "-c", c.script), func(cmd *exec.Cmd) { launcher = cmd })
+				if sig, code := status(launcher); sig != c.sig || code != c.code {
+					t.Errorf("launcher: signal %v exit %d; want %v %d (stderr %q)", sig, code, c.sig, c.code, r.stderr)
+				}
+				cli := exec.Command(helperBinary(t, "sandbox-run"), "--runner", s.runner, "--", "/bin/sh", "-c", c.script)
+				cli.Dir = s.ws
+				out, _ := cli.CombinedOutput()
+				if sig, code := status(cli); sig != c.sig || code != c.code {
+					t.Errorf("CLI: signal %v exit %d; want %v %d (output %q)", sig, code, c.sig, c.code, out)
+				}
+			})
 		})
 	}
 }

@@ -178,7 +178,7 @@ func hostTool(t *testing.T, verb string, args ...string) string {
 	return toolAnswer(t, ran{stdout: out.String(), code: exitCode(cmd, err)})
 }
 
-func self(t *testing.T) string {
+func self(t testing.TB) string {
 	t.Helper()
 	p, err := os.Executable()
 	if err != nil {

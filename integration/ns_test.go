@@ -140,40 +140,62 @@ func TestOnlyLoopbackUnderNetworkDeny(t *testing.T) {
 // "ready". In the script, SLEEPER stands for a long-lived process whose
 // command line carries a unique marker (the test binary's sleep verb);
 // startMarked returns the launcher, the marker and the rest of stdout.
+// Marked processes still alive when the test ends are killed.
 func startMarked(t *testing.T, s *sbx, script string) (*exec.Cmd, string, *bufio.Reader) {
 	t.Helper()
-	marker := randomName("sbx-bg-")
-	cmd, r := startReady(t, s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, script, marker)))
-	return cmd, marker, r
+	marker := newMarker(t)
+	w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, script, marker))
+	cmd := w.Command(t.Context())
+	return cmd, marker, startReady(t, cmd)
 }
 
-// startReady starts w through Command and waits for its first line of
-// output, "ready"; the rest of the output is in the reader.
-func startReady(t *testing.T, w *sandbox.Wrapped) (*exec.Cmd, *bufio.Reader) {
+// newMarker is a unique marker for a test's sleepers, which are killed
+// when the test ends if the case under test left them.
+func newMarker(t testing.TB) string {
+	marker := randomName("sbx-bg-")
+	t.Cleanup(func() { killMarked(marker) })
+	return marker
+}
+
+// killMarked kills every host process whose command line holds marker.
+func killMarked(marker string) {
+	for _, pid := range markedAlive(marker) {
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+}
+
+// startReady starts cmd and waits for its first line of stdout, "ready",
+// returning the rest of stdout.
+func startReady(t testing.TB, cmd *exec.Cmd) *bufio.Reader {
 	t.Helper()
-	cmd := w.Command(t.Context())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(out)
 	line, err := r.ReadString('\n')
 	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
 		t.Fatalf("command did not get ready: %q %v", line, err)
 	}
-	return cmd, r
+	return r
 }
 
-func markedScript(t *testing.T, script, marker string) string {
+func markedScript(t testing.TB, script, marker string) string {
 	return strings.ReplaceAll(script, "SLEEPER", self(t)+" "+toolArg+" sleep "+marker+" >/dev/null 2>&1")
 }
 
 // sleeperAlive waits for a marked sleeper to show up on the host.
-func sleeperAlive(t *testing.T, marker string) {
+func sleeperAlive(t testing.TB, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
@@ -198,53 +220,6 @@ func markedAlive(marker string) []string {
 		}
 	}
 	return found
-}
-
-func waitGone(t *testing.T, marker string) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if len(markedAlive(marker)) == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Errorf("processes %v outlived the sandbox", markedAlive(marker))
-}
-
-func TestBackgroundProcessesDieWithTheSandbox(t *testing.T) {
-	// The sleepers start, the script says ready and lives one more second
-	// (long enough to see them running), then exits, leaving them behind.
-	script := "SLEEPER & (setsid SLEEPER &) ; echo ready; sleep 1"
-	// Control: unconfined, the same script leaves its sleepers running.
-	marker := randomName("sbx-bg-")
-	if out, err := exec.Command("/bin/sh", "-c", markedScript(t, script, marker)).Output(); err != nil || string(out) != "ready\n" {
-		t.Fatalf("control script: %q %v", out, err)
-	}
-	sleeperAlive(t, marker)
-	for _, pid := range markedAlive(marker) {
-		if n, err := strconv.Atoi(pid); err == nil {
-			syscall.Kill(n, syscall.SIGKILL)
-		}
-	}
-	forEachRunner(t, func(t *testing.T, s *sbx) {
-		cmd, marker, _ := startMarked(t, s, script)
-		sleeperAlive(t, marker)
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("command: %v", err)
-		}
-		waitGone(t, marker)
-	})
-}
-
-func TestKillNineOfTheLauncherLeavesNothing(t *testing.T) {
-	forEachRunner(t, func(t *testing.T, s *sbx) {
-		cmd, marker, _ := startMarked(t, s, "SLEEPER & (setsid SLEEPER &); echo ready; wait")
-		sleeperAlive(t, marker)
-		cmd.Process.Kill()
-		cmd.Wait()
-		waitGone(t, marker)
-	})
 }
 
 func TestSignalForwarding(t *testing.T) {

@@ -22,7 +22,9 @@ func TestCommandCannotDisarmItsSupervisor(t *testing.T) {
 		sleeperAlive(t, marker)
 		ptrace, _ := out.ReadString('\n')
 		kill, _ := out.ReadString('\n')
-		if err := cmd.Wait(); err != nil {
+		err := cmd.Wait()
+		exited := time.Now()
+		if err != nil {
 			t.Errorf("command: %v (the supervisor was disarmed?)", err)
 		}
 		if s.runner == "landlock" {
@@ -30,7 +32,7 @@ func TestCommandCannotDisarmItsSupervisor(t *testing.T) {
 			wantDenied(t, "ptrace the supervisor", strings.TrimSpace(ptrace), "EPERM")
 			wantDenied(t, "kill the supervisor", strings.TrimSpace(kill), "EPERM")
 		}
-		waitGone(t, marker)
+		waitGone(t, marker, exited)
 	})
 }
 
@@ -39,17 +41,17 @@ func TestCommandCannotDisarmItsSupervisor(t *testing.T) {
 // the temp dir is gone too.
 func TestCleanupEndsTheSandbox(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
-		marker := randomName("sbx-bg-")
+		marker := newMarker(t)
 		w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, "SLEEPER & (setsid SLEEPER &); echo ready; exec sleep 100", marker))
-		cmd, _ := startReady(t, w)
+		cmd := w.Command(t.Context())
+		startReady(t, cmd)
 		sleeperAlive(t, marker)
 		start := time.Now()
 		if err := w.Cleanup(); err != nil {
 			t.Errorf("Cleanup: %v", err)
 		}
 		cmd.Wait()
-		waitGone(t, marker)
-		t.Logf("everything gone %v after Cleanup began", time.Since(start))
+		waitGone(t, marker, start)
 		if _, err := os.Stat(w.TempDir); !os.IsNotExist(err) {
 			t.Errorf("temp dir %s after Cleanup: %v", w.TempDir, err)
 		}

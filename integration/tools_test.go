@@ -102,16 +102,21 @@ func toolVerb(args []string) string {
 			f.Close()
 		}
 		return result(err)
-	case "consume":
+	case "consume", "consume-bare":
 		// consume RUNNER WS CMD...: a consumer of the library that wraps
 		// CMD under workspace-write on WS, starts it, says "started", and
-		// waits for it (to be killed while it waits).
+		// waits for it (to be killed while it waits). consume-bare spawns
+		// without the parent-death signal Command sets, as a consumer in
+		// another language would: only the launcher's own then ends it.
 		w, err := sandbox.New(sandbox.Config{Runners: []string{arg(1)}}).Wrap(context.Background(),
 			sandbox.Request{Argv: args[3:], Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: arg(2)}})
 		if err != nil {
 			return "error: " + err.Error()
 		}
 		c := w.Command(context.Background())
+		if args[0] == "consume-bare" {
+			c.SysProcAttr.Pdeathsig = 0
+		}
 		if err := c.Start(); err != nil {
 			return "error: " + err.Error()
 		}

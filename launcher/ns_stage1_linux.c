@@ -17,9 +17,12 @@
 // The parent forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2
 // that a process sent it (not the terminal's own, which reach the command
 // directly) to pid 1 through a pipe; pid 1 signals the command. The parent
-// exits with pid 1's status, which is the command's (128+N for a death by
-// signal N). pid 1 dies with the parent (PR_SET_PDEATHSIG, and end of file
-// on the pipe), and the whole pid namespace dies with pid 1.
+// exits with pid 1's status, which is the command's; a command killed by
+// signal N makes pid 1 exit 128+N (an init cannot die of a signal) and say
+// N on a second pipe, and the parent then dies of N itself, without a core
+// dump, so its spawner sees what it would see with the command run bare. The parent dies with its own spawner (PR_SET_PDEATHSIG), pid 1
+// dies with the parent (PR_SET_PDEATHSIG, and end of file on the pipe), and
+// the whole pid namespace dies with pid 1.
 //
 // Any failure here is the launcher's: one "ns-run: fatal: [TOKEN] ..." line
 // on stderr and exit 125, as fatal.go does on the Go side.
@@ -36,6 +39,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -156,11 +160,12 @@ static void check_mounts(int mfd) {
 // stage 1 forwards through sigfd to the command (pid 2), learns of exits
 // through the signalfd sfd, reaps every
 // process reparented to it, and exits with the command's status when the
-// command exits (128+N for a death by signal N), which ends the pid
+// command exits (128+N for a death by signal N, and N written to statfd,
+// for stage 1 to die of), which ends the pid
 // namespace and kills whatever the command left behind. End of file on
 // sigfd means stage 1 is gone: so must the sandbox be. Signals the terminal
 // sends pid 1 are ignored by the kernel (an init without handlers).
-static void sandbox_init(int sigfd, int sfd, int mfd, pid_t cmd) {
+static void sandbox_init(int sigfd, int sfd, int mfd, int statfd, pid_t cmd) {
 	for (;;) {
 		struct pollfd fds[3] = {{.fd = sigfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}, {.fd = mfd, .events = POLLPRI}};
 		if (poll(fds, 3, -1) < 0) {
@@ -190,8 +195,13 @@ static void sandbox_init(int sigfd, int sfd, int mfd, pid_t cmd) {
 					continue; // an orphan, reaped
 				if (WIFEXITED(status))
 					_exit(WEXITSTATUS(status));
-				if (WIFSIGNALED(status))
+				if (WIFSIGNALED(status)) {
+					unsigned char b = (unsigned char)WTERMSIG(status);
+					if (write(statfd, &b, 1) < 0) {
+						// stage 1 is gone, or exits 128+N instead.
+					}
 					_exit(128 + WTERMSIG(status));
+				}
 			}
 		}
 		// After the exits: a stage 2 that failed before exec has said why.
@@ -203,7 +213,7 @@ static void sandbox_init(int sigfd, int sfd, int mfd, pid_t cmd) {
 struct stage2_args {
 	int argc;
 	char **argv;
-	int sigfd, sfd;
+	int sigfd, sfd, statfd;
 	sigset_t chld;
 };
 
@@ -213,6 +223,7 @@ static int stage2(void *arg) {
 	struct stage2_args *a = arg;
 	close(a->sigfd);
 	close(a->sfd);
+	close(a->statfd);
 	sigprocmask(SIG_UNBLOCK, &a->chld, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		sbx_fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
@@ -247,6 +258,18 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
 		return;
+	// Stage 1 dies with whoever spawned it (pid 1 dies with stage 1, and
+	// the pid namespace with pid 1): a consumer or CLI killed by SIGKILL
+	// leaves nothing running. A spawner already gone before the prctl (the
+	// parent pid changed) ends the launch too. sandbox.Wrapped.Command sets
+	// the same signal at the fork, which closes even that window for a Go
+	// consumer. The unshare of the user namespace below keeps it: the new
+	// credentials are the caller's own, in a namespace it owns.
+	pid_t spawner = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_fatal(getenv("SANDBOX_LOCAL_WRAP_TOKEN"), "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	if (getppid() != spawner)
+		_exit(128 + SIGKILL);
 	// An ignored SIGCHLD inherited from the consumer would make the kernel
 	// reap the command before pid 1 can learn its status.
 	signal(SIGCHLD, SIG_DFL);
@@ -285,8 +308,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	if (unshare(flags) < 0)
 		sbx_fatal(token, "unshare mount/pid/ipc/uts%s namespaces: %s", netns ? "/net" : "", strerror(errno));
 
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	int p[2], st[2];
+	if (pipe2(p, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC | O_NONBLOCK) < 0)
 		sbx_fatal(token, "pipe: %s", strerror(errno));
 	pid_t child = fork();
 	if (child < 0)
@@ -294,6 +317,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	if (child == 0) {
 		// pid 1 of the new pid namespace.
 		close(p[1]);
+		close(st[0]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			sbx_fatal(token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
 		// The token moves to a global, and its bytes in the environment
@@ -315,7 +339,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 		if (sfd < 0)
 			sbx_fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
-		struct stage2_args a = {argc, argv, p[0], sfd, chld};
+		struct stage2_args a = {argc, argv, p[0], sfd, st[1], chld};
 		pid_t cmd = spawn_stage2(&a);
 		// The sandbox's mount table, watched from now on (check_mounts).
 		// It is opened only now: mountinfo shows the mounts below the root
@@ -328,11 +352,12 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			kill(-1, SIGKILL);
 			_exit(128 + SIGKILL);
 		}
-		sandbox_init(p[0], sfd, mfd, cmd);
+		sandbox_init(p[0], sfd, mfd, st[1], cmd);
 	}
 
 	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.
 	close(p[0]);
+	close(st[1]);
 	sigpipe_w = p[1];
 	fcntl(sigpipe_w, F_SETFL, O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
@@ -346,8 +371,14 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			_exit(125);
 		}
 	}
-	if (WIFEXITED(status))
+	if (WIFEXITED(status)) {
+		// pid 1 wrote the signal before it exited; nothing else holds the
+		// pipe's other end (the command never had it: close-on-exec).
+		unsigned char b;
+		if (WEXITSTATUS(status) > 128 && read(st[0], &b, 1) == 1 && 128 + b == WEXITSTATUS(status))
+			sbx_die_of(b);
 		_exit(WEXITSTATUS(status));
+	}
 	if (WIFSIGNALED(status))
 		_exit(128 + WTERMSIG(status));
 	_exit(125);

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,4 +48,17 @@ void sbx_pass_signals(void (*handler)(int, siginfo_t *, void *)) {
 void sbx_passed_signals(sigset_t *set) {
 	for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++)
 		sigaddset(set, passed[i]);
+}
+
+void sbx_die_of(int sig) {
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none);
+	prctl(PR_SET_DUMPABLE, 0);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
 }

@@ -25,4 +25,11 @@ void sbx_pass_signals(void (*handler)(int, siginfo_t *, void *));
 // sbx_passed_signals adds the same signals to set.
 void sbx_passed_signals(sigset_t *set);
 
+// sbx_die_of ends the process by sig, the signal the command died of, so
+// its spawner sees what it would see with the command run bare: the
+// default action, without a core dump of its own (RLIMIT_CORE 0 and not
+// dumpable, which a core_pattern pipe also honours). Should the process
+// survive it (a signal whose default is not to end it), it exits 128+N.
+void sbx_die_of(int sig) __attribute__((noreturn));
+
 #endif

@@ -80,18 +80,8 @@ static void sv_mirror(int status) __attribute__((noreturn));
 static void sv_mirror(int status) {
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		struct rlimit none = {0, 0};
-		setrlimit(RLIMIT_CORE, &none);
-		signal(sig, SIG_DFL);
-		sigset_t only;
-		sigemptyset(&only);
-		sigaddset(&only, sig);
-		sigprocmask(SIG_UNBLOCK, &only, NULL);
-		kill(getpid(), sig);
-		_exit(128 + sig); // a signal whose default is not to terminate
-	}
+	if (WIFSIGNALED(status))
+		sbx_die_of(WTERMSIG(status));
 	_exit(125);
 }
 

@@ -17,10 +17,9 @@ import (
 
 // Private temp dirs live in one parent per user, <TMPDIR>/sandbox-local-<uid>,
 // each named wrap-<pid>-<random> after the process that made it. Cleanup
-// removes a wrap's own; a process that died before Cleanup (or a CLI that
-// exec'd its command in place, leaving nobody to clean up) leaves its dirs
-// to the next provider of the same user, which removes those whose process
-// is gone. Only the parent is read for that, never all of /tmp.
+// removes a wrap's own; a process that died before Cleanup (killed, or
+// crashed) leaves its dirs to the next provider of the same user, which
+// removes those whose process is gone. Only the parent is read for that, never all of /tmp.
 
 var sweepOnce sync.Once
 
@@ -85,10 +84,9 @@ func newPrivateTemp() (string, error) {
 
 // SweepStale removes, now and in this goroutine, up to max private temp
 // dirs of this user's processes that are gone, and returns how many it
-// removed. A provider does this on its own in the background; a process
-// that is about to replace itself (a CLI that execs the command in place,
-// leaving its own wrap's dir behind) calls it first, since a background
-// sweep would die with the exec.
+// removed. A provider does this on its own in the background; a
+// short-lived process (a CLI that wraps one command, and may end before a
+// background sweep is done) calls it first, before its first Wrap.
 func SweepStale(max int) int {
 	parent, err := tempParent()
 	if err != nil {

@@ -105,11 +105,23 @@ type HeldEnv struct {
 // Command returns an *exec.Cmd that spawns the launcher of the wrapped
 // command (Path, Args, Env, in Dir); ctx kills it, and with it everything
 // the command started (see docs/contract.md, Lifetime).
+//
+// On Linux the launcher dies with its spawner: SysProcAttr.Pdeathsig is
+// SIGKILL (the launchers set it again themselves, but only once they run;
+// set here, there is no window between the fork and their first
+// instruction), and the launcher's death ends the command and everything it
+// started. Edit cmd.SysProcAttr rather than replacing it, or set Pdeathsig
+// again. The kernel sends that signal when the *thread* that spawned the
+// launcher exits, not the process: do not start the command from a
+// goroutine locked to its thread (runtime.LockOSThread) that exits, or
+// unlocks and lets the runtime end the thread, before the command ends;
+// the command would be killed with it.
 func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = append([]string(nil), w.Args...)
 	cmd.Env = append([]string(nil), w.Env...)
 	cmd.Dir = w.Dir
+	dieWithSpawner(cmd)
 	w.spawnedMu.Lock()
 	w.spawned = append(w.spawned, cmd)
 	w.spawnedMu.Unlock()

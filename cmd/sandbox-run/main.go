@@ -22,10 +22,21 @@
 // command, or the policy is invalid, sandbox-run prints one line
 // "sandbox-run: CODE: reason" and exits 125 without running it.
 //
-// Without --json-report the launcher runs in this process and execs the
-// command in place (one Go start). With --json-report the command runs as a
-// child, and the report (the wrap and the classified outcome) is written
-// after it exited, so the command never sees the report's fatal-line token.
+// The launcher runs as a child of sandbox-run, which waits for it, removes
+// the wrap's temp dir, writes the report when --json-report asks for one
+// (the wrap and the classified outcome, after the command exited, so the
+// command never sees the report's fatal-line token), and exits with the
+// command's status. A command killed by signal N makes sandbox-run die of
+// N too (without a core dump), so a shell sees what it would see with the
+// command run bare. Killed itself, even by SIGKILL, sandbox-run takes the
+// launcher, and so the command, with it.
+//
+// Signals sent to sandbox-run are passed on to the command: SIGTERM,
+// SIGUSR1 and SIGUSR2 always; SIGINT, SIGQUIT and SIGHUP unless one of
+// sandbox-run's stdin, stdout and stderr is a terminal whose foreground
+// process group is sandbox-run's own (then the terminal sent the signal,
+// and the command, in that same group, got it already: passing it on
+// would deliver it twice), or, for SIGHUP, a terminal that hung up.
 package main
 
 import (
@@ -41,6 +52,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/launcher"
@@ -49,16 +61,20 @@ import (
 
 const exitFailure = 125
 
-// staleSweepMax bounds the stale temp dirs one exec-in-place run removes:
-// each run leaves one (its own), so a few per run keep the count down
-// without a long pause after a crash left many.
+// staleSweepMax bounds the stale temp dirs one run removes: a run removes
+// its own dir, so only runs that were killed (SIGKILL, a crash) leave one,
+// and a few per run keep the count down without a long pause after many.
 const staleSweepMax = 16
 
 func main() {
 	if launcher.Init() {
 		return
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code, sig := run(os.Args[1:], os.Stdout, os.Stderr)
+	if sig != 0 {
+		dieOf(sig)
+	}
+	os.Exit(code)
 }
 
 type listFlag []string
@@ -88,9 +104,11 @@ rule is in docs/policy.md); --json-report's withheld_env names them.
 `)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run runs sandbox-run with args and returns its exit status, or the
+// signal the command died of (then the status is 128+N).
+func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) > 0 && args[0] == "doctor" {
-		return doctor(args[1:], stdout, stderr)
+		return doctor(args[1:], stdout, stderr), 0
 	}
 	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -113,21 +131,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return 0, 0
 		}
-		return exitFailure
+		return exitFailure, 0
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
-		return exitFailure
+		return exitFailure, 0
 	}
 	ws := *workspace
 	if ws == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: INVALID_POLICY: current directory: %v\n", err)
-			return exitFailure
+			return exitFailure, 0
 		}
 		ws = wd
 	}
@@ -144,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	envPolicy, err := envFlags(*clearEnv, *minimalEnv, keepEnv, unsetEnv, setEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: %s: %v\n", sandbox.CodeInvalidPolicy, err)
-		return exitFailure
+		return exitFailure, 0
 	}
 	// auto: the library's verdict cache spares each run the preferred
 	// runner's probe (a whole sandbox launch).
@@ -166,33 +184,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 			Env:              envPolicy,
 		},
 	}
-	ctx := context.Background()
-	if *report == "" {
-		// This process becomes the command: a background sweep of the
-		// temp dirs earlier runs left would die with the exec, so the
-		// stale ones are removed here, a bounded number per run.
-		sandbox.SweepStale(staleSweepMax)
-	}
-	w, err := sandbox.New(cfg).Wrap(ctx, req)
+	// The temp dirs of runs that were killed before their Cleanup: a
+	// provider's background sweep would often not be done when this
+	// short run ends.
+	sandbox.SweepStale(staleSweepMax)
+	w, err := sandbox.New(cfg).Wrap(context.Background(), req)
 	if err != nil {
 		printError(stderr, err)
-		return exitFailure
+		return exitFailure, 0
 	}
-	if *report == "" {
-		err := launcher.ExecInPlace(w.Path, w.Args, w.Env, w.Dir)
-		w.Cleanup()
-		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: %v\n", err)
-		return exitFailure
+	defer w.Cleanup()
+	var rep *reportFile
+	if *report != "" {
+		p := absolute(*report)
+		f, err := openReport(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
+			return exitFailure, 0
+		}
+		defer f.Close()
+		rep = &reportFile{f: f, path: p}
 	}
-	reportPath := absolute(*report)
-	rf, err := openReport(reportPath)
-	if err != nil {
-		w.Cleanup()
-		fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
-		return exitFailure
-	}
-	defer rf.Close()
-	return runReported(ctx, w, rf, reportPath, stderr)
+	return runChild(w, rep, stderr)
 }
 
 // envFlags makes the environment policy of the command line; the library
@@ -288,58 +301,90 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runReported runs the wrap as a child, forwards the signals a process
-// sent the CLI to it, and writes the report once it has exited.
-func runReported(ctx context.Context, w *sandbox.Wrapped, report *os.File, reportPath string, stderr io.Writer) int {
-	defer w.Cleanup()
-	cmd := w.Command(ctx)
-	head := &headBuffer{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, io.MultiWriter(os.Stderr, head)
-	// The terminal sends SIGINT, SIGQUIT and SIGHUP to the whole process
-	// group, the command included: caught here and not passed on, or the
-	// command would get them twice. SIGTERM and SIGUSR1/2 come from a
-	// process that meant the CLI, and are passed on.
-	signal.Notify(make(chan os.Signal, 4), terminalSignals...)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, passedSignals...)
+// reportFile is the --json-report file, opened before the command ran.
+type reportFile struct {
+	f    *os.File
+	path string
+}
+
+// runChild runs the wrap's launcher as a child with this process's stdio,
+// passes on the signals a process sent the CLI (passOn), waits, writes the
+// report if one was asked for, and returns the command's exit status, or
+// the signal it died of.
+func runChild(w *sandbox.Wrapped, rep *reportFile, stderr io.Writer) (int, syscall.Signal) {
+	cmd := w.Command(context.Background())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	var head *headBuffer
+	if rep != nil {
+		// Only the report needs the stderr Classify reads: without one
+		// the command gets the CLI's stderr itself, a terminal included.
+		head = &headBuffer{}
+		cmd.Stderr = io.MultiWriter(os.Stderr, head)
+		// A process the command left holding stderr cannot keep the CLI
+		// waiting for end of file once the command has exited.
+		cmd.WaitDelay = stderrDrain
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
-		return exitFailure
+		return exitFailure, 0
 	}
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
+		for {
+			select {
+			case s := <-sigs:
+				if passOn(s) {
+					cmd.Process.Signal(s)
+				}
+			case <-done:
+				return
+			}
 		}
 	}()
 	err := cmd.Wait()
-	code := exitStatus(cmd, err)
+	code, sig := exitStatus(cmd, err)
+	if rep != nil {
+		writeReport(w, rep, w.Classify(code, head.b), stderr)
+	}
+	return code, sig
+}
+
+// stderrDrain is how long the CLI keeps copying the command's stderr (for
+// the report) after the command exited.
+const stderrDrain = 2 * time.Second
+
+// writeReport writes the wrap and its outcome to the report file.
+func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, stderr io.Writer) {
 	out := struct {
 		Wrap    *sandbox.Wrapped `json:"wrap"`
 		Outcome sandbox.Outcome  `json:"outcome"`
-	}{w, w.Classify(code, head.b)}
+	}{w, outcome}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	// Through the descriptor opened before the command ran, never by name:
 	// the command may have replaced the name with a link meanwhile.
-	werr := report.Truncate(0)
+	werr := rep.f.Truncate(0)
 	if werr == nil {
-		_, werr = report.WriteAt(append(b, '\n'), 0)
+		_, werr = rep.f.WriteAt(append(b, '\n'), 0)
 	}
 	if werr != nil {
 		fmt.Fprintf(stderr, "sandbox-run: cannot write the report: %v\n", werr)
-	} else if !sameFile(report, reportPath) {
-		fmt.Fprintf(stderr, "sandbox-run: the report file %s was replaced or removed during the run; the report went to the file opened before it, not to what is there now\n", reportPath)
+	} else if !sameFile(rep.f, rep.path) {
+		fmt.Fprintf(stderr, "sandbox-run: the report file %s was replaced or removed during the run; the report went to the file opened before it, not to what is there now\n", rep.path)
 	}
-	return code
 }
 
-// exitStatus is the child's exit status, 128+N when signal N killed it.
-func exitStatus(cmd *exec.Cmd, err error) int {
+// exitStatus is the child's exit status, and the signal that killed it
+// (then the status is 128+N).
+func exitStatus(cmd *exec.Cmd, err error) (int, syscall.Signal) {
 	if cmd.ProcessState == nil {
-		return exitFailure
+		return exitFailure, 0
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+		return 128 + int(ws.Signal()), ws.Signal()
 	}
-	return cmd.ProcessState.ExitCode()
+	return cmd.ProcessState.ExitCode(), 0
 }

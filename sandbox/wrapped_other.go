@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sandbox
+
+import "os/exec"
+
+// dieWithSpawner does nothing here: only Linux has a parent-death signal.
+func dieWithSpawner(cmd *exec.Cmd) {}
