@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
@@ -176,6 +177,59 @@ func TestDeathBySignalIsMirrored(t *testing.T) {
 					t.Errorf("CLI: signal %v exit %d; want %v %d (output %q)", sig, code, c.sig, c.code, out)
 				}
 			})
+		})
+	}
+}
+
+// TestCLITellsWhatItDid: --help lists every flag with its default,
+// --version names the launcher contract, a partial wrap earns one notice
+// line on stderr naming its gaps (and --quiet silences it), a full one
+// none; --read-only keeps a path of the workspace read-only.
+func TestCLITellsWhatItDid(t *testing.T) {
+	dir := t.TempDir()
+	_, help, code := cli(t, dir, "--help")
+	if code != 0 {
+		t.Errorf("--help: exit %d", code)
+	}
+	for _, f := range []string{"mode", "workspace", "allow-write", "read-only", "deny-read", "network", "allow-unix-socket", "runner",
+		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet"} {
+		if !strings.Contains(help, "  -"+f+" ") && !strings.Contains(help, "  -"+f+"\n") {
+			t.Errorf("--help does not list -%s:\n%s", f, help)
+		}
+	}
+	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`} {
+		if !strings.Contains(help, d) {
+			t.Errorf("--help does not say %s", d)
+		}
+	}
+	if out, _, code := cli(t, dir, "--version"); code != 0 || !strings.HasPrefix(out, "sandbox-run ") || !strings.Contains(out, vocab.Version) {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			sub := filepath.Join(s.ws, "keep")
+			write(t, filepath.Join(sub, "f"), "x\n")
+			_, errs, code := cli(t, s.ws, "--runner", runner, "--read-only", "keep", "--", "/bin/sh", "-c", "echo y > keep/f")
+			notice := strings.Contains(errs, "sandbox-run: notice: partial enforcement ("+runner+"): ")
+			if s.traits().enforcesReadOnly {
+				// Full here: no notice, and the write is refused.
+				if code == 0 || notice {
+					t.Errorf("--read-only keep: exit %d stderr %q; want a refused write and no notice", code, errs)
+				}
+				wantContent(t, filepath.Join(sub, "f"), "x\n")
+			} else if !notice || !strings.Contains(errs, "read-only subpath") {
+				t.Errorf("--read-only keep under %s: stderr %q; want the partial notice naming the read-only subpath", runner, errs)
+			}
+			// Control: without --read-only the write goes through.
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo y > keep/f"); code != 0 {
+				t.Errorf("control: exit %d stderr %q", code, errs)
+			}
+			wantContent(t, filepath.Join(sub, "f"), "y\n")
+			_, errs, _ = cli(t, s.ws, "--runner", runner, "--quiet", "--read-only", "keep", "--", "true")
+			if strings.Contains(errs, "sandbox-run: notice") {
+				t.Errorf("--quiet: stderr %q", errs)
+			}
 		})
 	}
 }

@@ -161,3 +161,14 @@ func runnerNames(rs []runner) []string {
 	}
 	return names
 }
+
+// Runners returns the names of this platform's runners, the preferred
+// first: the order in which a Provider whose Config names none tries them.
+func Runners() []string {
+	rs := platformRunners()
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.name()
+	}
+	return names
+}

@@ -1,11 +1,18 @@
 // Command sandbox-run runs one command under a sandbox policy.
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-//	            [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
-//	            [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE]
+//	            [--read-only PATH]... [--deny-read PATH]... [--network deny|allow]
+//	            [--allow-unix-socket PATH]... [--runner auto|namespaces|landlock] [--require-full]
+//	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
 //	sandbox-run doctor [--json]
+//	sandbox-run --version
+//
+// --help lists every flag with its default. Before the command runs,
+// sandbox-run prints a notice on stderr when the confinement is partial
+// (naming the gaps) or when --runner auto got another runner than the
+// platform's preferred one; --quiet prints neither.
 //
 // The command runs in the current directory, or in the workspace when
 // --workspace names one the current directory is not inside.
@@ -82,26 +89,30 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-                   [--deny-read PATH]... [--network deny|allow] [--allow-unix-socket PATH]...
-                   [--runner auto|namespaces|landlock] [--require-full] [--json-report FILE]
-                   [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
-                   -- CMD [ARG...]
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
        sandbox-run doctor [--json]
+       sandbox-run --version
 
-The command runs in the current directory, or in the workspace when
---workspace names one the current directory is not inside.
+Runs CMD confined: it may write only the workspace (and --allow-write
+directories, minus git's hooks and config and --read-only paths), reads
+everything but --deny-read paths, and reaches no network unless
+--network allow. The command runs in the current directory, or in the
+workspace when --workspace names one the current directory is not inside.
+The exit status is the command's; a failure of the sandbox itself is one
+line "sandbox-run: CODE: reason" and exit 125, and the command never ran.
+A notice on stderr says when the confinement is partial or the preferred
+runner was unavailable (--quiet: none).
 
-Environment: the command gets sandbox-run's own without the variables that look like
-credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, *SECRET*, *PASSWORD*, ...; the
-rule is in docs/policy.md); --json-report's withheld_env names them.
-  --keep-env NAME       pass NAME on anyway; NAME may be a pattern ('AWS_*'); repeatable
-  --unsetenv NAME       remove NAME (or a pattern); repeatable
-  --setenv NAME=VALUE   set NAME (never withheld); repeatable, the last wins
-  --clearenv            start from no variable (name the command by its path)
-  --minimal-env         start from PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ
+Environment: the command gets sandbox-run's own without the variables that
+look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, *SECRET*,
+*PASSWORD*, ...; the rule is in docs/policy.md); --json-report's
+withheld_env names them. With --clearenv name the command by its path.
+
+Flags:
 `)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // run runs sandbox-run with args and returns its exit status, or the
@@ -110,13 +121,18 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(args[1:], stdout, stderr), 0
 	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, versionLine())
+		return 0, 0
+	}
 	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
+	fs.Usage = func() { usage(stderr, fs) }
 	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
 	workspace := fs.String("workspace", "", "workspace directory (default: the current directory; the command starts in it unless the current directory is inside it)")
-	var allowWrite, denyRead, unixSockets listFlag
+	var allowWrite, readOnly, denyRead, unixSockets listFlag
 	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
+	fs.Var(&readOnly, "read-only", "path kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
 	fs.Var(&denyRead, "deny-read", "path the command may not read (repeatable)")
 	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
 	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
@@ -129,6 +145,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
+	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, 0
@@ -177,6 +194,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			Mode:             sandbox.Mode(*mode),
 			Workspace:        ws,
 			WritableRoots:    allowWrite,
+			ReadOnlySubpaths: readOnly,
 			DenyRead:         denyRead,
 			AllowUnixSockets: unixSockets,
 			Network:          sandbox.NetworkMode(*network),
@@ -194,6 +212,11 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		return exitFailure, 0
 	}
 	defer w.Cleanup()
+	if !*quiet {
+		for _, n := range notices(w, *runnerName) {
+			fmt.Fprintln(stderr, n)
+		}
+	}
 	var rep *reportFile
 	if *report != "" {
 		p := absolute(*report)

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// notices are the lines the CLI prints on stderr before the command runs,
+// so a person or an agent reading it knows how complete the confinement
+// is: that the wrap is partial, and why; that --runner auto did not get the
+// platform's preferred runner. None when the confinement is full and
+// preferred.
+func notices(w *sandbox.Wrapped, runnerFlag string) []string {
+	var out []string
+	if prefs := sandbox.Runners(); runnerFlag == "auto" && len(prefs) > 0 && w.Runner != prefs[0] {
+		out = append(out, fmt.Sprintf("sandbox-run: notice: runner %s: the preferred runner, %s, is unavailable here (sandbox-run doctor says why)", w.Runner, prefs[0]))
+	}
+	if w.Enforcement == sandbox.Partial {
+		parts := make([]string, len(w.Gaps))
+		for i, g := range w.Gaps {
+			parts[i] = g.String()
+		}
+		out = append(out, "sandbox-run: notice: partial enforcement ("+w.Runner+"): "+vocab.OneLine(strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// versionLine is what --version prints: the module's version (or the
+// commit it was built from) and the launcher contract it speaks.
+func versionLine() string {
+	v := "(unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
+				v = "commit " + s.Value
+			}
+		}
+	}
+	return "sandbox-run " + v + " (launcher contract " + vocab.Version + ")"
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+func TestNotices(t *testing.T) {
+	prefs := sandbox.Runners()
+	if len(prefs) == 0 {
+		t.Skip("this platform has no runner")
+	}
+	gap := sandbox.Gap{Area: "fs", Reason: "read-only subpath x cannot be enforced"}
+	tests := []struct {
+		name string
+		w    *sandbox.Wrapped
+		flag string
+		want []string // substrings, one per line, in order
+	}{
+		{"full and preferred", &sandbox.Wrapped{Runner: prefs[0], Enforcement: sandbox.Full}, "auto", nil},
+		{"partial", &sandbox.Wrapped{Runner: prefs[0], Enforcement: sandbox.Partial, Gaps: []sandbox.Gap{gap}}, "auto",
+			[]string{"sandbox-run: notice: partial enforcement (" + prefs[0] + "): fs: read-only subpath x"}},
+		{"fell back", &sandbox.Wrapped{Runner: "other", Enforcement: sandbox.Full}, "auto",
+			[]string{"sandbox-run: notice: runner other: the preferred runner, " + prefs[0] + ", is unavailable"}},
+		{"asked for", &sandbox.Wrapped{Runner: "other", Enforcement: sandbox.Full}, "other", nil},
+		{"both", &sandbox.Wrapped{Runner: "other", Enforcement: sandbox.Partial, Gaps: []sandbox.Gap{gap}}, "auto",
+			[]string{"runner other", "partial enforcement (other)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := notices(tt.w, tt.flag)
+			if len(got) != len(tt.want) {
+				t.Fatalf("notices %q, want %d lines like %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) || strings.Contains(got[i], "\n") {
+					t.Errorf("line %d %q, want it to hold %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	if v := versionLine(); !strings.HasPrefix(v, "sandbox-run ") || !strings.Contains(v, "launcher contract sandbox-local/") {
+		t.Errorf("versionLine() = %q", v)
+	}
+}
