@@ -169,16 +169,16 @@ func TestLandlockGapsAreReal(t *testing.T) {
 			if ro {
 				pol.Mode = sandbox.ReadOnly
 			}
-			w := s.wrap(pol, self(t), toolArg, "chmod", "644", outside)
+			w := s.wrap(pol, self(t), toolArg, "utimes", outside)
 			got := toolAnswer(t, s.spawn(w, nil))
-			named := gapNamed(w.Gaps, "file metadata is not confined")
+			named := gapNamed(w.Gaps, "file metadata other than the mode is not confined")
 			if landlock {
-				wantOK(t, "landlock: chmod outside the writable roots (the gap is real)", got)
+				wantOK(t, "landlock: utimes outside the writable roots (the gap is real)", got)
 				if !named {
 					t.Errorf("read-only=%v: the metadata gap is missing from %v", ro, w.Gaps)
 				}
 			} else {
-				wantDenied(t, "namespaces: chmod outside the writable roots", got, "EROFS")
+				wantDenied(t, "namespaces: utimes outside the writable roots", got, "EROFS")
 				if named {
 					t.Errorf("namespaces reports a metadata gap: %v", w.Gaps)
 				}
@@ -276,5 +276,64 @@ func TestNoTerminalWithoutTerminalStdio(t *testing.T) {
 		r := s.spawn(w, func(cmd *exec.Cmd) { done = withCtty(cmd) })
 		done()
 		wantDenied(t, "open /dev/tty with pipes for stdio", toolAnswer(t, r), "ENXIO")
+	})
+}
+
+// TestChmodConfinedToTheWritableRoots: the chmod family (fchmodat,
+// fchmodat2, fchmod) changes modes beneath the writable roots and nowhere
+// else, under both runners (landlock's supervisor makes the call for the
+// command), through a symlink in the workspace too, in read-only mode only
+// in the temp dir; the setuid bit stays refused everywhere.
+func TestChmodConfinedToTheWritableRoots(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		outside := filepath.Join(s.base, "own-file")
+		write(t, outside, "x")
+		inside := filepath.Join(s.ws, "inside")
+		write(t, inside, "x")
+		link := filepath.Join(s.ws, "link-out")
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		refused := "EACCES"
+		if s.runner == "namespaces" {
+			refused = "EROFS"
+		}
+		mode := func(p string) os.FileMode {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fi.Mode().Perm()
+		}
+		for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+			os.Chmod(outside, 0o600)
+			os.Chmod(inside, 0o600)
+			// Positive control: inside the workspace the mode changes.
+			wantOK(t, verb+" inside the workspace", s.tool(s.policy(), verb, "640", inside))
+			if m := mode(inside); m != 0o640 {
+				t.Errorf("%s inside: mode %o, want 640", verb, m)
+			}
+			wantDenied(t, verb+" outside the writable roots", s.tool(s.policy(), verb, "644", outside), refused)
+			if verb != "fchmod" {
+				wantDenied(t, verb+" through a symlink out of the workspace", s.tool(s.policy(), verb, "644", link), refused)
+			}
+			if m := mode(outside); m != 0o600 {
+				t.Errorf("%s: the file outside has mode %o, want 600", verb, m)
+			}
+			ro := s.policy()
+			ro.Mode = sandbox.ReadOnly
+			wantDenied(t, verb+" in the workspace, read-only mode", s.tool(ro, verb, "644", inside), refused)
+			if m := mode(inside); m != 0o640 {
+				t.Errorf("%s read-only: mode %o, want 640", verb, m)
+			}
+			wantDenied(t, verb+" setuid inside the workspace", s.tool(s.policy(), verb, "4755", inside), "EPERM")
+		}
+		// The temp dir is writable in read-only mode too.
+		ro := s.policy()
+		ro.Mode = sandbox.ReadOnly
+		r := s.run(ro, "/bin/sh", "-c", `f="$TMPDIR/t"; echo x > "$f" && chmod 640 "$f" && stat -c %a "$f"`)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "640" {
+			t.Errorf("chmod in the temp dir, read-only mode: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
 	})
 }

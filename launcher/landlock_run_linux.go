@@ -100,7 +100,28 @@ func sealThread(program string) error {
 	if err := closeExtraFDs(); err != nil {
 		return err
 	}
-	return seccompfilter.Install(program)
+	return installSupervised(program)
+}
+
+// installSupervised loads the seccomp program with a listener and hands the
+// listener to the supervisor, which performs the calls the program passes
+// to it (seccompfilter.Notified: the chmod family) beneath a writable root
+// and refuses them elsewhere.
+func installSupervised(program string) error {
+	sock := supervisorSocket()
+	if sock < 0 {
+		return errors.New("no supervisor to hand the seccomp listener to")
+	}
+	defer unix.Close(sock)
+	fd, err := seccompfilter.InstallListener(program)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendmsg(sock, []byte{1}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("hand the seccomp listener to the supervisor: %w", err)
+	}
+	return nil
 }
 
 // dropCapabilities leaves the command no capability across exec, so a

@@ -79,7 +79,7 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 	mallopt(M_ARENA_MAX, 1);
 #endif
 	move_token(envp);
-	sbx_landlock_supervise(sbx_ll_token_moved ? sbx_ll_token : getenv("SANDBOX_LOCAL_WRAP_TOKEN"));
+	sbx_landlock_supervise(sbx_ll_token_moved ? sbx_ll_token : getenv("SANDBOX_LOCAL_WRAP_TOKEN"), argc, argv);
 	sbx_ll_supervised = 1;
 #else
 	(void)argc;

@@ -3,6 +3,7 @@ package launcher
 /*
 const char *sbx_landlock_token(void);
 int sbx_landlock_supervised(void);
+int sbx_landlock_notify_sock(void);
 */
 import "C"
 
@@ -34,3 +35,7 @@ func startupToken() (token string, ok bool) {
 // (supervise_linux.c): only then does the command end with everything it
 // started.
 func supervised() bool { return C.sbx_landlock_supervised() != 0 }
+
+// supervisorSocket is the launcher's end of the socket on which it hands
+// the supervisor its seccomp listener, or -1.
+func supervisorSocket() int { return int(C.sbx_landlock_notify_sock()) }

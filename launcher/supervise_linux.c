@@ -42,16 +42,23 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "metadata_linux.h"
 #include "shared_linux.h"
 #include "supervise_linux.h"
 
 #define SV_NAME "landlock-run"
 
 static const char *sv_token;
+static int sv_notify_sock = -1; // the launcher's end: it sends the seccomp listener on it
+
+int sbx_landlock_notify_sock(void) { return sv_notify_sock; }
 static pid_t sv_target; // the relay's: the supervisor
 
 static void sv_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -144,14 +151,34 @@ static int sv_open_children(void) {
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+// sv_take_listener receives the seccomp listener the launcher sends on
+// sock once it has loaded its filter, and closes sock; -1 when none came.
+static int sv_take_listener(int sock) {
+	char b;
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {&b, 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+	int fd = -1;
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) > 0) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof fd);
+	}
+	close(sock);
+	return fd;
+}
+
 // sv_supervise is the supervisor's loop: pass signals on to the command,
 // reap, and end everything when the command ends or the relay is gone.
-static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd) __attribute__((noreturn));
-static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd) {
-	struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = relayfd, .events = POLLIN}};
+static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock) __attribute__((noreturn));
+static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock) {
+	// fds[2] is the socket the launcher sends the seccomp listener on,
+	// then the listener (metadata_linux.c); -1 once it is gone.
+	struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN}, {.fd = relayfd, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
+	int listening = 0;
 	int status = 0, done = 0;
 	while (!done) {
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, SV_NAME ": supervisor: poll: %s; stopping the command\n", strerror(errno));
@@ -163,6 +190,17 @@ static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd) {
 			kill(cmd, SIGKILL);
 			sv_end_children(childfd);
 			_exit(128 + SIGKILL);
+		}
+		if (fds[2].revents != 0) {
+			if (!listening) {
+				fds[2].fd = sv_take_listener(fds[2].fd);
+				listening = fds[2].fd >= 0;
+			} else if (fds[2].revents & POLLIN) {
+				sbx_meta_answer(fds[2].fd);
+			} else {
+				close(fds[2].fd); // every process of the filter is gone
+				fds[2].fd = -1;
+			}
 		}
 		if (!(fds[0].revents & POLLIN))
 			continue;
@@ -219,7 +257,7 @@ static void sv_relay(pid_t supervisor) {
 	sv_mirror(status);
 }
 
-void sbx_landlock_supervise(const char *token) {
+void sbx_landlock_supervise(const char *token, int argc, char **argv) {
 	sv_token = token;
 	sigset_t start_mask;
 	struct sigaction start_chld;
@@ -271,16 +309,30 @@ void sbx_landlock_supervise(const char *token) {
 	int childfd = sv_open_children();
 	if (childfd < 0)
 		sv_fatal("supervisor: cannot list its children (/proc/self/task/*/children): %s", strerror(errno));
+	int pair[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		sv_fatal("supervisor: socketpair: %s", strerror(errno));
+	sbx_meta_roots(argc, argv);
 	pid_t self = getpid();
 	pid_t cmd = fork();
 	if (cmd < 0)
 		sv_fatal("fork the launcher: %s", strerror(errno));
 	if (cmd > 0) {
+		// No capability: the metadata calls it makes for the command are
+		// held to the command's own owner checks (metadata_linux.c).
+		struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct none[2];
+		memset(none, 0, sizeof none);
+		if (syscall(SYS_capset, &hdr, none) < 0) {
+			kill(cmd, SIGKILL);
+			sv_fatal("supervisor: drop capabilities: %s", strerror(errno));
+		}
 		// Warnings go to stderr, whatever the terminal's TOSTOP, and a
 		// closed stderr does not end the supervisor.
 		signal(SIGTTOU, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
-		sv_supervise(cmd, sfd, relay[0], childfd);
+		close(pair[1]);
+		sv_supervise(cmd, sfd, relay[0], childfd, pair[0]);
 	}
 
 	// The launcher: back in the consumer's process group, dying with the
@@ -288,6 +340,8 @@ void sbx_landlock_supervise(const char *token) {
 	close(sfd);
 	close(childfd);
 	close(relay[0]);
+	close(pair[0]);
+	sv_notify_sock = pair[1];
 	if (setpgid(0, group) < 0)
 		sv_fatal("launcher: setpgid: %s", strerror(errno));
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

@@ -16,6 +16,10 @@
 // disposition the process started with. A failure before the launcher
 // exists is fatal (one line signed with token, exit 125); the relay and the
 // supervisor end with the command's status.
-void sbx_landlock_supervise(const char *token);
+void sbx_landlock_supervise(const char *token, int argc, char **argv);
+
+// sbx_landlock_notify_sock is the launcher's end of the socket on which it
+// sends the supervisor its seccomp listener, or -1.
+int sbx_landlock_notify_sock(void);
 
 #endif

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -181,7 +182,7 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 			return err
 		}
 	}
-	if err := addModeRules(f, add, cond); err != nil {
+	if err := addModeRules(f, k.profile, add, cond); err != nil {
 		return err
 	}
 	if !k.allowNetwork {
@@ -233,6 +234,13 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	return add("clone3", enosys)
 }
 
+// Notified are the calls the landlock profile hands to the launcher's
+// supervisor (SECCOMP_RET_USER_NOTIF), besides fchmodat2: it performs
+// them itself where a writable root allows, since Landlock cannot confine
+// them. The rest of the metadata calls (chown, utimes, xattrs) are a named
+// gap there still (vocab.LandlockMetadataGap).
+var Notified = []string{"chmod", "fchmod", "fchmodat"}
+
 // modeArgs are the system calls that set a file's mode, with the index of
 // their mode argument: the ones that change it, and the ones that create a
 // file with it (mknod makes regular files too). mkdir is not among them: a
@@ -274,10 +282,27 @@ const sysFchmodat2 = 452
 // it answers ENOSYS, and the C library and Go fall back to openat.
 // File capabilities need CAP_SETFCAP, which the command does not have
 // (every capability set is emptied, with no_new_privs).
-func addModeRules(f *seccomp.ScmpFilter, add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
+func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
 	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
+	if profile == Landlock {
+		// Landlock governs no metadata: the launcher's supervisor makes
+		// these calls itself, beneath a writable root only, and refuses
+		// the setuid and setgid bits there (launcher/supervise_linux.c).
+		// An unconditional rule would override the mode rules below.
+		for _, name := range Notified {
+			if err := add(name, seccomp.ActNotify); err != nil {
+				return err
+			}
+		}
+		if err := f.AddRule(seccomp.ScmpSyscall(sysFchmodat2), seccomp.ActNotify); err != nil {
+			return fmt.Errorf("seccomp: fchmodat2 rule: %w", err)
+		}
+	}
 	for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
 		for _, m := range modeArgs {
+			if profile == Landlock && slices.Contains(Notified, m.name) {
+				continue
+			}
 			if err := add(m.name, eperm, cond(m.arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
 				return err
 			}
@@ -289,6 +314,9 @@ func addModeRules(f *seccomp.ScmpFilter, add func(string, seccomp.ScmpAction, ..
 					return err
 				}
 			}
+		}
+		if profile == Landlock {
+			continue
 		}
 		if err := f.AddRuleConditional(seccomp.ScmpSyscall(sysFchmodat2), eperm,
 			[]seccomp.ScmpCondition{cond(2, seccomp.CompareMaskedEqual, bit, bit)}); err != nil {
@@ -369,13 +397,28 @@ func compile(k programKey) (string, error) {
 // requires of a process without CAP_SYS_ADMIN and which the launchers want
 // anyway. The filter passes to the program the thread execs.
 func Install(program string) error {
+	_, err := install(program, 0)
+	return err
+}
+
+// InstallListener is Install with SECCOMP_FILTER_FLAG_NEW_LISTENER: it
+// returns the descriptor on which the calls the program hands to user
+// space (Notified) arrive, for the launcher to pass to its supervisor.
+func InstallListener(program string) (int, error) {
+	return install(program, seccompFlagNewListener)
+}
+
+// seccompFlagNewListener is SECCOMP_FILTER_FLAG_NEW_LISTENER.
+const seccompFlagNewListener = 1 << 3
+
+func install(program string, flags uintptr) (int, error) {
 	code, err := hex.DecodeString(program)
 	if err != nil || len(code) == 0 || len(code)%int(unsafe.Sizeof(unix.SockFilter{})) != 0 {
-		return errors.New("seccomp: the program is not whole BPF instructions")
+		return -1, errors.New("seccomp: the program is not whole BPF instructions")
 	}
 	n := len(code) / int(unsafe.Sizeof(unix.SockFilter{}))
 	if n > bpfMaxInsns {
-		return fmt.Errorf("seccomp: the program has %d instructions, the kernel takes at most %d", n, bpfMaxInsns)
+		return -1, fmt.Errorf("seccomp: the program has %d instructions, the kernel takes at most %d", n, bpfMaxInsns)
 	}
 	insns := make([]unix.SockFilter, n)
 	for i := range insns {
@@ -390,13 +433,14 @@ func Install(program string) error {
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return -1, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	prog := unix.SockFprog{Len: uint16(n), Filter: &insns[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
-		return fmt.Errorf("seccomp: load: %w", errno)
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return -1, fmt.Errorf("seccomp: load: %w", errno)
 	}
-	return nil
+	return int(fd), nil
 }
 
 // bpfMaxInsns is the kernel's BPF_MAXINSNS.

@@ -58,10 +58,11 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // The landlock runner's gaps that no Landlock ABI up to 7 closes, on every
 // wrap (the deny-read one when the policy denies reads).
 var (
-	// LandlockMetadataGap: Landlock governs no chmod, chown, utimes,
-	// extended attributes, ACLs or inode flags, and the filter cannot tell
-	// a path inside the writable roots from one outside.
-	LandlockMetadataGap = Gap{"fs", "file metadata is not confined: the command can change the mode, times, extended attributes and ACLs of every file its user owns, outside the writable roots and in read-only mode too (chmod 644 ~/.ssh/id_ed25519, an ACL on ~/.bashrc); a root caller's command can do so to system files and the host's device nodes (landlock governs no metadata; needs the namespaces runner)"}
+	// LandlockMetadataGap: Landlock governs no metadata. The launcher's
+	// supervisor makes the chmod family itself beneath the writable roots
+	// (launcher/metadata_linux.c); chown, utimes, extended attributes,
+	// ACLs and inode flags still pass unconfined.
+	LandlockMetadataGap = Gap{"fs", "file metadata other than the mode is not confined: the command can change the times, owner group, extended attributes and ACLs of every file its user owns, outside the writable roots and in read-only mode too (touch ~/.bashrc, an ACL on ~/.ssh/id_ed25519); a root caller's command can do so to system files and the host's device nodes (landlock governs no metadata, and the supervisor confines only chmod; needs the namespaces runner)"}
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.

@@ -1,0 +1,15 @@
+// The metadata calls landlock-run's supervisor makes for the command
+// (metadata_linux.c).
+#ifndef SBX_METADATA_LINUX_H
+#define SBX_METADATA_LINUX_H
+
+// sbx_meta_roots takes the writable roots and the temp dir from the
+// launcher's argv (argv[0] is "landlock-run"); with none, every call is
+// refused.
+void sbx_meta_roots(int argc, char **argv);
+
+// sbx_meta_answer reads one notification from the seccomp listener and
+// answers it: the call made beneath a writable root, or refused.
+void sbx_meta_answer(int listener);
+
+#endif
