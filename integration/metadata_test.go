@@ -160,25 +160,27 @@ func contains(list []string, v string) bool {
 func TestLandlockGapsAreReal(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		landlock := s.runner == "landlock"
-		// Metadata outside the writable roots, in both modes.
+		// Inode flags outside the writable roots, in both modes (the
+		// control: this file system has them, and they need no capability).
 		outside := filepath.Join(s.base, "own-file")
 		write(t, outside, "x")
 		os.Chmod(outside, 0o600)
+		wantOK(t, "control: an inode flag unconfined", hostTool(t, "nodump", outside))
 		for _, ro := range []bool{false, true} {
 			pol := s.policy()
 			if ro {
 				pol.Mode = sandbox.ReadOnly
 			}
-			w := s.wrap(pol, self(t), toolArg, "utimes", outside)
+			w := s.wrap(pol, self(t), toolArg, "nodump", outside)
 			got := toolAnswer(t, s.spawn(w, nil))
-			named := gapNamed(w.Gaps, "file metadata other than the mode is not confined")
+			named := gapNamed(w.Gaps, "inode flags are not confined")
 			if landlock {
-				wantOK(t, "landlock: utimes outside the writable roots (the gap is real)", got)
+				wantOK(t, "landlock: an inode flag outside the writable roots (the gap is real)", got)
 				if !named {
 					t.Errorf("read-only=%v: the metadata gap is missing from %v", ro, w.Gaps)
 				}
 			} else {
-				wantDenied(t, "namespaces: utimes outside the writable roots", got, "EROFS")
+				wantDenied(t, "namespaces: an inode flag outside the writable roots", got, "EROFS")
 				if named {
 					t.Errorf("namespaces reports a metadata gap: %v", w.Gaps)
 				}
@@ -279,12 +281,13 @@ func TestNoTerminalWithoutTerminalStdio(t *testing.T) {
 	})
 }
 
-// TestChmodConfinedToTheWritableRoots: the chmod family (fchmodat,
-// fchmodat2, fchmod) changes modes beneath the writable roots and nowhere
-// else, under both runners (landlock's supervisor makes the call for the
-// command), through a symlink in the workspace too, in read-only mode only
-// in the temp dir; the setuid bit stays refused everywhere.
-func TestChmodConfinedToTheWritableRoots(t *testing.T) {
+// TestMetadataConfinedToTheWritableRoots: the calls that change a file's
+// mode (fchmodat, fchmodat2, fchmod), group (fchownat, fchown), times,
+// xattrs and ACL work beneath the writable roots and nowhere else, under
+// both runners (landlock's supervisor makes them for the command), through
+// a symlink in the workspace too, in read-only mode only in the temp dir;
+// the setuid bit stays refused everywhere.
+func TestMetadataConfinedToTheWritableRoots(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		outside := filepath.Join(s.base, "own-file")
 		write(t, outside, "x")
@@ -327,6 +330,24 @@ func TestChmodConfinedToTheWritableRoots(t *testing.T) {
 				t.Errorf("%s read-only: mode %o, want 640", verb, m)
 			}
 			wantDenied(t, verb+" setuid inside the workspace", s.tool(s.policy(), verb, "4755", inside), "EPERM")
+		}
+		for _, verb := range []string{"chgrp", "fchown-group", "utimes", "setxattr-user", "acl-other-read"} {
+			// Control: unconfined, on this file system, the call works on
+			// the file outside (xattrs and ACLs need their support).
+			if got := hostTool(t, verb, outside); got != "ok" {
+				t.Logf("%s unconfined: %s; not tested on this file system", verb, got)
+				continue
+			}
+			write(t, outside, "x")
+			before, _ := os.Stat(outside)
+			wantOK(t, verb+" inside the workspace", s.tool(s.policy(), verb, inside))
+			wantDenied(t, verb+" outside the writable roots", s.tool(s.policy(), verb, outside), refused)
+			if verb != "fchown-group" {
+				wantDenied(t, verb+" through a symlink out of the workspace", s.tool(s.policy(), verb, link), refused)
+			}
+			if after, _ := os.Stat(outside); !after.ModTime().Equal(before.ModTime()) && verb == "utimes" {
+				t.Errorf("utimes: the file outside has new times")
+			}
 		}
 		// The temp dir is writable in read-only mode too.
 		ro := s.policy()

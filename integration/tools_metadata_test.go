@@ -89,6 +89,31 @@ func metadataVerb(args []string) (out string, ok bool) {
 		v[0] = 1                          // VFS_CAP_FLAGS_EFFECTIVE
 		v[4] = byte(1 << unix.CAP_SETUID) // permitted, low word
 		return result(unix.Setxattr(arg(1), "security.capability", v, 0)), true
+	case "chgrp": // chgrp PATH: the file's group set to this process's own (fchownat)
+		return result(unix.Fchownat(unix.AT_FDCWD, arg(1), -1, os.Getgid(), 0)), true
+	case "fchown-group": // fchown-group PATH: the same through a descriptor
+		fd, err := unix.Open(arg(1), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return result(unix.Fchown(fd, -1, os.Getgid())), true
+	case "acl-other-read": // acl-other-read PATH: a POSIX ACL granting others read
+		// struct posix_acl_xattr: version 2, then USER_OBJ rw, GROUP_OBJ r,
+		// OTHER r, each {tag u16, perm u16, id u32}.
+		acl := []byte{2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, 4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, 0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff}
+		return result(unix.Setxattr(arg(1), "system.posix_acl_access", acl, 0)), true
+	case "nodump": // nodump PATH: the inode flag FS_NODUMP_FL, which needs no capability
+		fd, err := unix.Open(arg(1), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+		if err == nil {
+			err = unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags|0x40) // FS_NODUMP_FL
+		}
+		return result(err), true
 	case "setxattr-user":
 		return result(unix.Setxattr(arg(1), "user.sandbox-test", []byte("x"), 0)), true
 	case "inotify-events": // inotify-events DIR MS: events seen in DIR within MS ms, or the errno

@@ -1,10 +1,10 @@
 // The metadata calls landlock-run's supervisor makes for the command.
 //
 // Landlock governs no file metadata, so under the landlock runner the
-// command's seccomp filter hands the chmod family (chmod, fchmod, fchmodat,
-// fchmodat2: seccompfilter.Notified) to the supervisor as user
-// notifications, and the supervisor answers each one by making the call
-// itself:
+// command's seccomp filter hands the calls that change it (the chmod,
+// chown, utimes and xattr families, ACLs included: seccompfilter.Notified)
+// to the supervisor as user notifications, and the supervisor answers each
+// one by making the call itself:
 //
 //   - it opens the object the call names the way the kernel would for the
 //     command (the command's working directory or directory descriptor,
@@ -13,12 +13,15 @@
 //     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
-//   - it refuses the setuid and setgid bits (EPERM, as the namespaces
-//     runner's filter does), and any object that is not beneath a writable
-//     root or the wrap's temp dir (EACCES, as Landlock refuses a write);
-//   - it changes the mode through that descriptor, with no capability
+//   - it refuses any object that is not beneath a writable root or the
+//     wrap's temp dir (EACCES, as Landlock refuses a write), and the setuid
+//     and setgid bits (EPERM, as the namespaces runner's filter does);
+//   - it makes the change through that descriptor, with no capability
 //     (the supervisor drops all of them at its start), so the kernel's own
-//     owner check is the command's.
+//     owner and permission checks are the command's. A symlink's own
+//     mode, times and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
+//     l* calls) are refused (EOPNOTSUPP, or EPERM for xattrs, which the
+//     kernel refuses on symlinks for users anyway); its owner is changed.
 //
 // The supervisor acts on the descriptor it opened and checked, never on a
 // path again, and never lets the kernel continue the command's own call:
@@ -31,10 +34,13 @@
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -141,66 +147,214 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	return fd < 0 ? -saved : fd;
 }
 
-// chmod_for performs one chmod-family call for the command; 0 or an errno.
-static int chmod_for(int listener, const struct seccomp_notif *req) {
+// proc_fd opens the command's descriptor n (fchmod, fchown, fsetxattr,
+// utimensat with no path); it returns the descriptor, or -errno.
+static int proc_fd(pid_t pid, unsigned long long n) {
+	char what[32];
+	snprintf(what, sizeof what, "fd/%d", (int)n);
+	int fd = open_proc(pid, what, 0);
+	return fd < 0 ? (errno == ENOENT ? -EBADF : -errno) : fd;
+}
+
+// read_mem copies size bytes at addr in pid's memory into buf; 0 or an
+// errno.
+static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t size) {
+	struct iovec local = {buf, size};
+	struct iovec remote = {(void *)(uintptr_t)addr, size};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)size ? 0 : (n < 0 ? errno : EFAULT);
+}
+
+// A metadata call, once decoded: what it changes, on which object.
+enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXATTR };
+
+struct meta_call {
+	enum meta_op op;
+	int fd;       // the object, opened here (O_PATH), or -errno
+	unsigned mode; // chmod
+	unsigned long long uid, gid; // chown
+	int has_times;
+	struct timespec times[2]; // utimes
+	char name[256];           // xattrs
+	unsigned long long value, size, xflags;
+};
+
+// decode reads the call's arguments, and the strings and times they point
+// to, and opens its object; 0 or an errno.
+static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 	const unsigned long long *a = req->data.args;
 	pid_t pid = (pid_t)req->pid;
-	int fd;
-	unsigned mode;
+	const int nofollow = AT_SYMLINK_NOFOLLOW;
+	unsigned long long name = 0;
+	memset(c, 0, sizeof *c);
 	switch (req->data.nr) {
 #ifdef SYS_chmod
 	case SYS_chmod:
-		fd = target(pid, AT_FDCWD, a[0], 0);
-		mode = (unsigned)a[1];
+		c->op = META_CHMOD, c->fd = target(pid, AT_FDCWD, a[0], 0), c->mode = (unsigned)a[1];
 		break;
 #endif
 	case SYS_fchmodat:
-		fd = target(pid, (int)a[0], a[1], 0);
-		mode = (unsigned)a[2];
+		c->op = META_CHMOD, c->fd = target(pid, (int)a[0], a[1], 0), c->mode = (unsigned)a[2];
 		break;
 	case SYS_fchmodat2:
 		if (a[3] & ~(unsigned long long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return EINVAL;
-		fd = target(pid, (int)a[0], a[1], (int)a[3]);
-		mode = (unsigned)a[2];
+		c->op = META_CHMOD, c->fd = target(pid, (int)a[0], a[1], (int)a[3]), c->mode = (unsigned)a[2];
 		break;
-	case SYS_fchmod: {
-		char what[32];
-		snprintf(what, sizeof what, "fd/%d", (int)a[0]);
-		fd = open_proc(pid, what, 0);
-		if (fd < 0)
-			fd = errno == ENOENT ? -EBADF : -errno;
-		mode = (unsigned)a[1];
+	case SYS_fchmod:
+		c->op = META_CHMOD, c->fd = proc_fd(pid, a[0]), c->mode = (unsigned)a[1];
+		break;
+#ifdef SYS_chown
+	case SYS_chown:
+	case SYS_lchown:
+		c->op = META_CHOWN, c->fd = target(pid, AT_FDCWD, a[0], req->data.nr == SYS_lchown ? nofollow : 0);
+		c->uid = a[1], c->gid = a[2];
+		break;
+#endif
+	case SYS_fchown:
+		c->op = META_CHOWN, c->fd = proc_fd(pid, a[0]), c->uid = a[1], c->gid = a[2];
+		break;
+	case SYS_fchownat:
+		if (a[4] & ~(unsigned long long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+			return EINVAL;
+		c->op = META_CHOWN, c->fd = target(pid, (int)a[0], a[1], (int)a[4]), c->uid = a[2], c->gid = a[3];
+		break;
+	case SYS_utimensat:
+		if (a[3] & ~(unsigned long long)AT_SYMLINK_NOFOLLOW)
+			return EINVAL;
+		c->op = META_UTIMES;
+		c->fd = a[1] == 0 ? proc_fd(pid, a[0]) : target(pid, (int)a[0], a[1], (int)a[3]);
+		if (a[2] != 0) {
+			int e = read_mem(pid, a[2], c->times, sizeof c->times);
+			if (e != 0)
+				return e;
+			c->has_times = 1;
+		}
+		break;
+#ifdef SYS_utimes
+	case SYS_utimes:
+	case SYS_futimesat: {
+		int at = req->data.nr == SYS_futimesat;
+		c->op = META_UTIMES, c->fd = target(pid, at ? (int)a[0] : AT_FDCWD, a[at], 0);
+		if (a[at + 1] != 0) {
+			struct timeval tv[2];
+			int e = read_mem(pid, a[at + 1], tv, sizeof tv);
+			if (e != 0)
+				return e;
+			for (int i = 0; i < 2; i++)
+				c->times[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
+			c->has_times = 1;
+		}
 		break;
 	}
+	case SYS_utime:
+		c->op = META_UTIMES, c->fd = target(pid, AT_FDCWD, a[0], 0);
+		if (a[1] != 0) {
+			long ut[2]; // struct utimbuf: actime, modtime
+			int e = read_mem(pid, a[1], ut, sizeof ut);
+			if (e != 0)
+				return e;
+			c->times[0] = (struct timespec){ut[0], 0};
+			c->times[1] = (struct timespec){ut[1], 0};
+			c->has_times = 1;
+		}
+		break;
+#endif
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+		c->op = META_SETXATTR, c->fd = target(pid, AT_FDCWD, a[0], req->data.nr == SYS_lsetxattr ? nofollow : 0);
+		name = a[1], c->value = a[2], c->size = a[3], c->xflags = a[4];
+		break;
+	case SYS_fsetxattr:
+		c->op = META_SETXATTR, c->fd = proc_fd(pid, a[0]);
+		name = a[1], c->value = a[2], c->size = a[3], c->xflags = a[4];
+		break;
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+		c->op = META_REMOVEXATTR, c->fd = target(pid, AT_FDCWD, a[0], req->data.nr == SYS_lremovexattr ? nofollow : 0);
+		name = a[1];
+		break;
+	case SYS_fremovexattr:
+		c->op = META_REMOVEXATTR, c->fd = proc_fd(pid, a[0]), name = a[1];
+		break;
 	default:
 		return ENOSYS;
 	}
-	if (fd < 0)
-		return -fd;
-	int err = 0;
+	if (c->fd < 0)
+		return -c->fd;
+	if (c->op == META_SETXATTR || c->op == META_REMOVEXATTR) {
+		int e = read_path(pid, name, c->name, sizeof c->name);
+		if (e != 0)
+			return e == ENAMETOOLONG ? ERANGE : e;
+	}
+	return 0;
+}
+
+// perform makes the call on the object c->fd is (self: /proc/self/fd/N);
+// 0 or an errno.
+static int perform(pid_t pid, struct meta_call *c, const char *self, const struct stat *st) {
+	switch (c->op) {
+	case META_CHMOD:
+		if (c->mode & (S_ISUID | S_ISGID))
+			return EPERM; // as the namespaces runner's filter refuses them
+		if (S_ISLNK(st->st_mode))
+			return EOPNOTSUPP; // a symlink's own mode, as fchmodat2 answers
+		return fchmodat(AT_FDCWD, self, c->mode & 07777, 0) < 0 ? errno : 0;
+	case META_CHOWN:
+		return fchownat(c->fd, "", (uid_t)c->uid, (gid_t)c->gid, AT_EMPTY_PATH) < 0 ? errno : 0;
+	case META_UTIMES:
+		if (S_ISLNK(st->st_mode))
+			return EOPNOTSUPP; // a symlink's own times: not made here
+		return utimensat(AT_FDCWD, self, c->has_times ? c->times : NULL, 0) < 0 ? errno : 0;
+	case META_SETXATTR: {
+		if (S_ISLNK(st->st_mode))
+			return EPERM; // user.* is refused on symlinks; the rest needs capabilities
+		if (c->size > 65536)
+			return E2BIG;
+		static char value[65536];
+		if (c->size > 0) {
+			int e = read_mem(pid, c->value, value, (size_t)c->size);
+			if (e != 0)
+				return e;
+		}
+		return setxattr(self, c->name, value, (size_t)c->size, (int)c->xflags) < 0 ? errno : 0;
+	}
+	case META_REMOVEXATTR:
+		if (S_ISLNK(st->st_mode))
+			return EPERM;
+		return removexattr(self, c->name) < 0 ? errno : 0;
+	}
+	return ENOSYS;
+}
+
+// meta_for makes one metadata call for the command: decoded, its object
+// checked, then made; 0 or an errno.
+static int meta_for(int listener, const struct seccomp_notif *req) {
+	static struct meta_call c;
+	int err = decode(req, &c);
+	if (err != 0) {
+		if (c.fd > 0)
+			close(c.fd);
+		return err;
+	}
 	char self[64], where[4096];
-	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	snprintf(self, sizeof self, "/proc/self/fd/%d", c.fd);
 	struct stat st;
 	ssize_t n = readlink(self, where, sizeof where - 1);
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
 		err = ENOENT; // the command is gone from the call: the answer goes nowhere
-	} else if (mode & (S_ISUID | S_ISGID)) {
-		err = EPERM;
 	} else if (n <= 0 || n >= (ssize_t)sizeof where - 1) {
 		err = EACCES;
-	} else if (fstat(fd, &st) < 0) {
+	} else if (fstat(c.fd, &st) < 0) {
 		err = errno;
 	} else {
 		where[n] = 0;
 		if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath(where))
 			err = EACCES;
-		else if (S_ISLNK(st.st_mode))
-			err = EOPNOTSUPP; // a symlink's own mode, as fchmodat2 answers
-		else if (fchmodat(AT_FDCWD, self, mode & 07777, 0) < 0)
-			err = errno;
+		else
+			err = perform((pid_t)req->pid, &c, self, &st);
 	}
-	close(fd);
+	close(c.fd);
 	return err;
 }
 
@@ -218,7 +372,7 @@ void sbx_meta_answer(int listener) {
 		return; // EINTR, or the command died before its call was read
 	memset(&resp, 0, sizeof resp);
 	resp.r.id = req.n.id;
-	int err = chmod_for(listener, &req.n);
+	int err = meta_for(listener, &req.n);
 	resp.r.error = -err;
 	resp.r.val = 0;
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp.r);

@@ -235,11 +235,23 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 }
 
 // Notified are the calls the landlock profile hands to the launcher's
-// supervisor (SECCOMP_RET_USER_NOTIF), besides fchmodat2: it performs
-// them itself where a writable root allows, since Landlock cannot confine
-// them. The rest of the metadata calls (chown, utimes, xattrs) are a named
-// gap there still (vocab.LandlockMetadataGap).
-var Notified = []string{"chmod", "fchmod", "fchmodat"}
+// supervisor (SECCOMP_RET_USER_NOTIF), besides fchmodat2: the ones that
+// change a file's metadata, which Landlock cannot confine. The supervisor
+// makes them itself beneath a writable root and refuses them elsewhere
+// (launcher/metadata_linux.c). setxattrat and removexattrat, which pass
+// their arguments in a struct, answer ENOSYS (the C library falls back).
+// Inode flags (FS_IOC_SETFLAGS) stay a named gap
+// (vocab.LandlockMetadataGap).
+var Notified = []string{
+	"chmod", "fchmod", "fchmodat",
+	"chown", "fchown", "lchown", "fchownat",
+	"utime", "utimes", "futimesat", "utimensat",
+	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+}
+
+// sysSetxattrat and sysRemovexattrat are Linux 6.13's, the same number on
+// every architecture; libseccomp may not know their names yet.
+const sysSetxattrat, sysRemovexattrat = 463, 466
 
 // modeArgs are the system calls that set a file's mode, with the index of
 // their mode argument: the ones that change it, and the ones that create a
@@ -296,6 +308,11 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 		}
 		if err := f.AddRule(seccomp.ScmpSyscall(sysFchmodat2), seccomp.ActNotify); err != nil {
 			return fmt.Errorf("seccomp: fchmodat2 rule: %w", err)
+		}
+		for _, nr := range []int{sysSetxattrat, sysRemovexattrat} {
+			if err := f.AddRule(seccomp.ScmpSyscall(nr), enosys); err != nil {
+				return fmt.Errorf("seccomp: xattrat rule: %w", err)
+			}
 		}
 	}
 	for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {

@@ -59,10 +59,10 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // wrap (the deny-read one when the policy denies reads).
 var (
 	// LandlockMetadataGap: Landlock governs no metadata. The launcher's
-	// supervisor makes the chmod family itself beneath the writable roots
-	// (launcher/metadata_linux.c); chown, utimes, extended attributes,
-	// ACLs and inode flags still pass unconfined.
-	LandlockMetadataGap = Gap{"fs", "file metadata other than the mode is not confined: the command can change the times, owner group, extended attributes and ACLs of every file its user owns, outside the writable roots and in read-only mode too (touch ~/.bashrc, an ACL on ~/.ssh/id_ed25519); a root caller's command can do so to system files and the host's device nodes (landlock governs no metadata, and the supervisor confines only chmod; needs the namespaces runner)"}
+	// supervisor makes the chmod, chown, utimes and xattr calls itself
+	// beneath the writable roots (launcher/metadata_linux.c); the inode
+	// flags ioctl (FS_IOC_SETFLAGS) still passes unconfined.
+	LandlockMetadataGap = Gap{"fs", "inode flags are not confined: the command can set the flags that need no capability (chattr +A, +d, +c, +s and the like, but not +i or +a) on every file its user owns, outside the writable roots too (landlock governs no metadata, and the supervisor confines mode, owner, times and xattrs only; needs the namespaces runner)"}
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
