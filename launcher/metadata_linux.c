@@ -2,8 +2,8 @@
 //
 // Landlock governs no file metadata, so under the landlock runner the
 // command's seccomp filter hands the calls that change it (the chmod,
-// chown, utimes and xattr families, ACLs included: seccompfilter.Notified)
-// to the supervisor as user notifications, and the supervisor answers each
+// chown, utimes and xattr families, ACLs included, and the inode-flag
+// ioctls: seccompfilter.Notified) to the supervisor as user notifications, and the supervisor answers each
 // one by making the call itself:
 //
 //   - it opens the object the call names the way the kernel would for the
@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -166,7 +167,7 @@ static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t size) 
 }
 
 // A metadata call, once decoded: what it changes, on which object.
-enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXATTR };
+enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXATTR, META_FLAGS, META_FSXATTR };
 
 struct meta_call {
 	enum meta_op op;
@@ -177,6 +178,8 @@ struct meta_call {
 	struct timespec times[2]; // utimes
 	char name[256];           // xattrs
 	unsigned long long value, size, xflags;
+	int flags;             // FS_IOC_SETFLAGS
+	struct fsxattr fsx;    // FS_IOC_FSSETXATTR
 };
 
 // decode reads the call's arguments, and the strings and times they point
@@ -277,6 +280,26 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 	case SYS_fremovexattr:
 		c->op = META_REMOVEXATTR, c->fd = proc_fd(pid, a[0]), name = a[1];
 		break;
+	case SYS_ioctl: {
+		// Only the inode-flag requests reach here (seccompfilter's
+		// notifiedIoctls), compared on their low 32 bits as the kernel
+		// reads them.
+		unsigned req32 = (unsigned)a[1];
+		int e;
+		if (req32 == (unsigned)FS_IOC_FSSETXATTR) {
+			c->op = META_FSXATTR;
+			e = read_mem(pid, a[2], &c->fsx, sizeof c->fsx);
+		} else if (req32 == (unsigned)FS_IOC_SETFLAGS || req32 == (unsigned)FS_IOC32_SETFLAGS) {
+			c->op = META_FLAGS;
+			e = read_mem(pid, a[2], &c->flags, sizeof c->flags);
+		} else {
+			return ENOTTY;
+		}
+		if (e != 0)
+			return e;
+		c->fd = proc_fd(pid, a[0]);
+		break;
+	}
 	default:
 		return ENOSYS;
 	}
@@ -323,6 +346,20 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 		if (S_ISLNK(st->st_mode))
 			return EPERM;
 		return removexattr(self, c->name) < 0 ? errno : 0;
+	case META_FLAGS:
+	case META_FSXATTR: {
+		if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+			return ENOTTY; // flags live on files and directories only
+		// An ioctl needs an open file: the object reopened read-only,
+		// which neither blocks nor makes a terminal ours.
+		int f = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (f < 0)
+			return errno;
+		int r = c->op == META_FLAGS ? ioctl(f, FS_IOC_SETFLAGS, &c->flags) : ioctl(f, FS_IOC_FSSETXATTR, &c->fsx);
+		int e = r < 0 ? errno : 0;
+		close(f);
+		return e;
+	}
 	}
 	return ENOSYS;
 }

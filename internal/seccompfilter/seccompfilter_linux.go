@@ -238,16 +238,26 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 // supervisor (SECCOMP_RET_USER_NOTIF), besides fchmodat2: the ones that
 // change a file's metadata, which Landlock cannot confine. The supervisor
 // makes them itself beneath a writable root and refuses them elsewhere
-// (launcher/metadata_linux.c). setxattrat and removexattrat, which pass
-// their arguments in a struct, answer ENOSYS (the C library falls back).
-// Inode flags (FS_IOC_SETFLAGS) stay a named gap
-// (vocab.LandlockMetadataGap).
+// (launcher/metadata_linux.c), as it does the inode-flag ioctls
+// (notifiedIoctls). setxattrat and removexattrat, which pass their
+// arguments in a struct, answer ENOSYS (the C library falls back).
 var Notified = []string{
 	"chmod", "fchmod", "fchmodat",
 	"chown", "fchown", "lchown", "fchownat",
 	"utime", "utimes", "futimesat", "utimensat",
 	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 }
+
+// notifiedIoctls are the ioctl requests that change an inode's flags
+// (chattr), which the landlock profile hands to the supervisor too: the
+// native FS_IOC_SETFLAGS, its 32-bit number (the same call), and
+// FS_IOC_FSSETXATTR. refusedIoctls make a file the user owns permanently
+// read-only or encrypted (fs-verity, an encryption policy on an empty
+// directory), outside the writable roots as well: refused under landlock.
+var (
+	notifiedIoctls = []uint64{0x40086602, 0x40046602, 0x401c5820}
+	refusedIoctls  = []uint64{0x40806685, 0x800c6613}
+)
 
 // sysSetxattrat and sysRemovexattrat are Linux 6.13's, the same number on
 // every architecture; libseccomp may not know their names yet.
@@ -312,6 +322,16 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 		for _, nr := range []int{sysSetxattrat, sysRemovexattrat} {
 			if err := f.AddRule(seccomp.ScmpSyscall(nr), enosys); err != nil {
 				return fmt.Errorf("seccomp: xattrat rule: %w", err)
+			}
+		}
+		for _, req := range notifiedIoctls {
+			if err := add("ioctl", seccomp.ActNotify, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, req)); err != nil {
+				return err
+			}
+		}
+		for _, req := range refusedIoctls {
+			if err := add("ioctl", eperm, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, req)); err != nil {
+				return err
 			}
 		}
 	}

@@ -40,7 +40,7 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
 	gaps = append(gaps, Gap{"ipc", "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
-	gaps = append(gaps, LandlockMetadataGap, LandlockProcGap)
+	gaps = append(gaps, LandlockProcGap)
 	if len(s.DenyRead) > 0 {
 		gaps = append(gaps, LandlockDenyReadMetadataGap)
 	}
@@ -58,11 +58,6 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // The landlock runner's gaps that no Landlock ABI up to 7 closes, on every
 // wrap (the deny-read one when the policy denies reads).
 var (
-	// LandlockMetadataGap: Landlock governs no metadata. The launcher's
-	// supervisor makes the chmod, chown, utimes and xattr calls itself
-	// beneath the writable roots (launcher/metadata_linux.c); the inode
-	// flags ioctl (FS_IOC_SETFLAGS) still passes unconfined.
-	LandlockMetadataGap = Gap{"fs", "inode flags are not confined: the command can set the flags that need no capability (chattr +A, +d, +c, +s and the like, but not +i or +a) on every file its user owns, outside the writable roots too (landlock governs no metadata, and the supervisor confines mode, owner, times and xattrs only; needs the namespaces runner)"}
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.

@@ -190,14 +190,14 @@ func TestLandlockGapsNameReadOnlyAndInnerDenyRead(t *testing.T) {
 	s := Spec{Writable: []string{"/ws"}, ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"},
 		DenyRead: []string{"/ws/.env", "/home/u/.ssh"}}
 	gaps := LandlockGaps(7, s)
-	if len(gaps) != 7 || gaps[0].Area != "ipc" || !strings.Contains(gaps[0].Reason, "System V") ||
-		gaps[1] != LandlockMetadataGap || gaps[2] != LandlockProcGap || gaps[3] != LandlockDenyReadMetadataGap {
-		t.Fatalf("gaps = %v, want 7 (System V IPC, metadata, /proc, deny-read lookups, two read-only subpaths, one inner deny-read)", gaps)
+	if len(gaps) != 6 || gaps[0].Area != "ipc" || !strings.Contains(gaps[0].Reason, "System V") ||
+		gaps[1] != LandlockProcGap || gaps[2] != LandlockDenyReadMetadataGap {
+		t.Fatalf("gaps = %v, want 6 (System V IPC, /proc, deny-read lookups, two read-only subpaths, one inner deny-read)", gaps)
 	}
-	if g := LandlockGaps(7, Spec{Writable: []string{"/ws"}}); len(g) != 3 {
-		t.Errorf("without deny-read paths: %v, want System V IPC, metadata and /proc only", g)
+	if g := LandlockGaps(7, Spec{Writable: []string{"/ws"}}); len(g) != 2 {
+		t.Errorf("without deny-read paths: %v, want System V IPC and /proc only", g)
 	}
-	gaps = gaps[4:]
+	gaps = gaps[3:]
 	for i, p := range []string{"/ws/.git/hooks", "/ws/.git/config", "/ws/.env"} {
 		if !strings.Contains(gaps[i].Reason, p) {
 			t.Errorf("gap %d = %q, want it to name %s", i, gaps[i], p)
