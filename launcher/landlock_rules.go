@@ -90,10 +90,10 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //
 //   - reads: everything under / except /dev and the deny-read paths. A
 //     denied path is carved out by granting its siblings instead of an
-//     ancestor: an ancestor of a denied path gets nothing itself (a
-//     read_dir there would reach the denied directory too, so it cannot be
-//     listed; its other entries stay readable by path), and every other
-//     entry of that ancestor gets full read. Symlinks among the siblings
+//     ancestor: an ancestor of a denied path gets read_dir only (it can be
+//     listed; so can the denied directory beneath it, by name, but none of
+//     its files read), and every other entry of that ancestor gets full
+//     read. Symlinks among the siblings
 //     are not granted (a rule would land on the link's target). Ancestors
 //     only of /dev stay listable.
 //   - /dev: read_dir, plus read-write on the devices list and on ownPTYs,
@@ -105,7 +105,11 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //     same Landlock domain).
 func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	deny := append([]string{"/dev"}, s.DenyRead...)
-	listable := func(p string) bool { return !ancestorOfAny(p, s.DenyRead) && !contains(s.DenyRead, p) }
+	// An ancestor of a denied path is listable (ls ~ with ~/.ssh denied):
+	// Landlock's read_dir reaches down the hierarchy, so the denied
+	// directory's names can be listed too, never its files read
+	// (vocab.LandlockDenyReadMetadataGap says so).
+	listable := func(p string) bool { return !contains(s.DenyRead, p) }
 	var out []grant
 	var walk func(p string, isDir bool)
 	walk = func(p string, isDir bool) {

@@ -80,9 +80,13 @@ func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 			t.Errorf("%s: %#x, want %#x", p, got[p], acc)
 		}
 	}
-	// Ancestors of the denied path get nothing: a read_dir there would let
-	// the denied directory be listed.
-	for _, p := range []string{"/", "/home", "/home/u", "/home/u/.ssh", "/home/u/.ssh/id", "/home/u/link", "/dev/sda", "/dev/pts", "/dev/pts/4"} {
+	// Ancestors of the denied path can be listed, nothing more (ls ~).
+	for _, p := range []string{"/", "/home", "/home/u"} {
+		if got[p] != readDir {
+			t.Errorf("%s: %#x, want read_dir only", p, got[p])
+		}
+	}
+	for _, p := range []string{"/home/u/.ssh", "/home/u/.ssh/id", "/home/u/link", "/dev/sda", "/dev/pts", "/dev/pts/4"} {
 		if _, ok := got[p]; ok {
 			t.Errorf("%s granted %#x, want nothing", p, got[p])
 		}

@@ -867,6 +867,28 @@ static int landlock_abi(void) {
 	return v < 0 ? 0 : (int)v;
 }
 
+#define SBX_LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#define SBX_ABI_REFER 2
+
+// refer_handled is the refer right where the kernel knows it (ABI 2): every
+// Landlock ruleset refuses moving or linking a file into another directory
+// unless a rule grants refer, handled or not, and these rulesets confine
+// reads and sockets only. So each of them handles refer and grants it on
+// the whole tree (allow_refer): a move or link that would give the file
+// more of the ruleset's rights where it lands than where it was (a denied
+// file into a readable directory) is still refused by Landlock (EXDEV).
+static uint64_t refer_handled(void) { return landlock_abi() >= SBX_ABI_REFER ? SBX_LANDLOCK_ACCESS_FS_REFER : 0; }
+
+static void allow_refer(int rfd) {
+	if (!refer_handled())
+		return;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	must(fd, "open / for the refer rule", NULL);
+	struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_REFER, .parent_fd = fd};
+	must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow moves and links", NULL);
+	close(fd);
+}
+
 // confine_unix_sockets: under network deny with UNIX sockets allowed,
 // seccomp lets the command create UNIX sockets, and Landlock (ABI 9)
 // limits what their connect and sendmsg reach to the allowed paths (and to
@@ -875,9 +897,10 @@ static int landlock_abi(void) {
 static void confine_unix_sockets(const struct spec *s) {
 	if (s->allow_net || s->nunixsock == 0 || landlock_abi() < SBX_ABI_RESOLVE_UNIX)
 		return;
-	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX};
+	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	must(rfd, "landlock: create the UNIX socket ruleset", NULL);
+	allow_refer(rfd);
 	for (int i = 0; i < s->nunixsock; i++) {
 		// Without symlinks, and only a socket: a path swapped for a link
 		// to another socket, or to a directory of them, would otherwise
@@ -1010,9 +1033,10 @@ static void carve_deny_read(const struct spec *s) {
 		any = carved[i];
 	if (!any || landlock_abi() < 1)
 		return;
-	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR};
+	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
 	must(rfd, "landlock: create the deny-read ruleset", NULL);
+	allow_refer(rfd);
 	// Every strict ancestor of a carved path, once.
 	char **done = NULL;
 	int ndone = 0;

@@ -52,8 +52,13 @@ type Policy struct {
 	// of the defaults (see DefaultReadOnlySubpaths). A relative entry is
 	// taken under each writable root; an absolute one as it is.
 	ReadOnlySubpaths []string `json:"read_only_subpaths,omitempty"`
-	// DenyRead are absolute paths the command may not read.
+	// DenyRead are absolute paths the command may not read, on top of
+	// DefaultDenyRead (the credential stores under the home directory).
 	DenyRead []string `json:"deny_read,omitempty"`
+	// AllowRead releases defaults of DefaultDenyRead: a default path equal
+	// to or beneath one of these absolute paths stays readable (the home
+	// directory releases them all). It releases nothing of DenyRead.
+	AllowRead []string `json:"allow_read,omitempty"`
 	// Network defaults to NetworkDeny.
 	Network NetworkMode `json:"network,omitempty"`
 	// AllowUnixSockets are absolute paths of pathname UNIX sockets the
@@ -197,7 +202,18 @@ func validate(req Request) (*resolved, error) {
 		}
 		r.extraRO = append(r.extraRO, s)
 	}
+	for _, a := range p.AllowRead {
+		if err := absPath("allow-read path", a); err != nil {
+			return nil, err
+		}
+	}
 	var deny pathList
+	for _, d := range defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)) {
+		deny.add(d)
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			deny.add(real)
+		}
+	}
 	for _, d := range p.DenyRead {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestValidateResolvesPaths(t *testing.T) {
 
 	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{
 		Mode: WorkspaceWrite, Workspace: link, WritableRoots: []string{extra, real},
-		DenyRead: []string{secretLink}, Network: NetworkAllow}})
+		DenyRead: []string{secretLink}, AllowRead: []string{"/"}, Network: NetworkAllow}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,5 +218,51 @@ func TestErrorIs(t *testing.T) {
 	}
 	if got, want := e.Error(), "SANDBOX_UNAVAILABLE: landlock: nope: boom"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestDefaultDenyRead(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ws := filepath.Join(home, "proj")
+	os.Mkdir(ws, 0o755)
+	docker := filepath.Join(home, ".docker")
+	os.MkdirAll(filepath.Join(docker, "work"), 0o755)
+	tests := []struct {
+		name      string
+		pol       Policy
+		want, not []string
+	}{
+		{"defaults", Policy{Mode: WorkspaceWrite, Workspace: ws},
+			[]string{".ssh", ".aws", ".npmrc", ".config/gh", ".docker", ".codex/auth.json"}, nil},
+		{"one released", Policy{Mode: WorkspaceWrite, Workspace: ws, AllowRead: []string{filepath.Join(home, ".ssh")}},
+			[]string{".aws", ".npmrc"}, []string{".ssh"}},
+		{"a parent released", Policy{Mode: WorkspaceWrite, Workspace: ws, AllowRead: []string{filepath.Join(home, ".config")}},
+			[]string{".ssh"}, []string{".config/gh", ".config/gcloud"}},
+		{"all released", Policy{Mode: WorkspaceWrite, Workspace: ws, AllowRead: []string{home}},
+			nil, []string{".ssh", ".aws", ".npmrc"}},
+		{"working inside one", Policy{Mode: WorkspaceWrite, Workspace: filepath.Join(docker, "work")},
+			[]string{".ssh"}, []string{".docker"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := validate(Request{Argv: []string{"true"}, Policy: tt.pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !slices.Contains(r.denyRead, filepath.Join(home, w)) {
+					t.Errorf("%s not denied: %q", w, r.denyRead)
+				}
+			}
+			for _, n := range tt.not {
+				if slices.Contains(r.denyRead, filepath.Join(home, n)) {
+					t.Errorf("%s denied: %q", n, r.denyRead)
+				}
+			}
+		})
+	}
+	if _, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws, AllowRead: []string{"rel"}}}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("relative allow-read: %v, want INVALID_POLICY", err)
 	}
 }

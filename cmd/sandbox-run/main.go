@@ -1,7 +1,7 @@
 // Command sandbox-run runs one command under a sandbox policy.
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-//	            [--read-only PATH]... [--deny-read PATH]... [--network deny|allow]
+//	            [--read-only PATH]... [--deny-read PATH]... [--allow-read PATH]... [--network deny|allow]
 //	            [--allow-unix-socket PATH]... [--runner auto|namespaces|landlock] [--require-full]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
@@ -96,8 +96,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 
 Runs CMD confined: it may write only the workspace (and --allow-write
 directories, minus git's hooks and config and --read-only paths), reads
-everything but --deny-read paths, and reaches no network unless
---network allow. The command runs in the current directory, or in the
+everything but the credential stores under the home directory (~/.ssh,
+~/.aws, ~/.npmrc, ...: docs/policy.md; --allow-read releases them) and
+--deny-read paths, and reaches no network unless --network allow. The command runs in the current directory, or in the
 workspace when --workspace names one the current directory is not inside.
 The exit status is the command's; a failure of the sandbox itself is one
 line "sandbox-run: CODE: reason" and exit 125, and the command never ran.
@@ -133,7 +134,9 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var allowWrite, readOnly, denyRead, unixSockets listFlag
 	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
 	fs.Var(&readOnly, "read-only", "path kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
-	fs.Var(&denyRead, "deny-read", "path the command may not read (repeatable)")
+	fs.Var(&denyRead, "deny-read", "path the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
+	var allowRead listFlag
+	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath PATH (~/.ssh; the home directory releases them all) (repeatable)")
 	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
 	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
 	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
@@ -173,6 +176,9 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	for i := range denyRead {
 		denyRead[i] = absolute(denyRead[i])
 	}
+	for i := range allowRead {
+		allowRead[i] = absolute(allowRead[i])
+	}
 	for i := range unixSockets {
 		unixSockets[i] = absolute(unixSockets[i])
 	}
@@ -196,6 +202,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			WritableRoots:    allowWrite,
 			ReadOnlySubpaths: readOnly,
 			DenyRead:         denyRead,
+			AllowRead:        allowRead,
 			AllowUnixSockets: unixSockets,
 			Network:          sandbox.NetworkMode(*network),
 			RequireFull:      *requireFull,

@@ -61,7 +61,7 @@ var (
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
-	LandlockDenyReadMetadataGap = Gap{"fs", "deny-read paths can still be looked up: their names, sizes and times (stat, ls -l of the parent), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
+	LandlockDenyReadMetadataGap = Gap{"fs", "deny-read paths can still be looked up and listed: their names, sizes and times (stat, ls -l of the parent, ls of a denied directory), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
 )
 
 // LandlockKernelGaps returns only the gaps that come from the kernel's
