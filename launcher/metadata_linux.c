@@ -3,8 +3,9 @@
 // Landlock governs no file metadata, so under the landlock runner the
 // command's seccomp filter hands the calls that change it (the chmod,
 // chown, utimes and xattr families, ACLs included, and the inode-flag
-// ioctls: seccompfilter.Notified) to the supervisor as user notifications, and the supervisor answers each
-// one by making the call itself:
+// ioctls: seccompfilter.Notified) to the supervisor as user
+// notifications, and the supervisor answers each one by making the call
+// itself:
 //
 //   - it opens the object the call names the way the kernel would for the
 //     command (the command's working directory or directory descriptor,
@@ -48,6 +49,7 @@
 
 #include "metadata_linux.h"
 #include "ns_linux.h"
+#include "shared_linux.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -77,11 +79,9 @@ void sbx_meta_roots(int argc, char **argv) {
 
 // beneath reports whether path is one of the roots or below one.
 static int beneath(const char *path) {
-	for (int i = 0; i < meta_nroots; i++) {
-		size_t n = strlen(meta_roots[i]);
-		if (strncmp(path, meta_roots[i], n) == 0 && (path[n] == 0 || path[n] == '/' || (n == 1 && meta_roots[i][0] == '/')))
+	for (int i = 0; i < meta_nroots; i++)
+		if (sbx_within(path, meta_roots[i]))
 			return 1;
-	}
 	return 0;
 }
 
@@ -113,7 +113,7 @@ static int open_proc(pid_t pid, const char *what, int flags) {
 	return open(p, O_PATH | O_CLOEXEC | flags);
 }
 
-// target opens what a chmod-family call of the command names; it returns
+// target opens what a metadata call of the command names by path; it returns
 // the descriptor, or -errno.
 static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) {
 	static char path[4096];

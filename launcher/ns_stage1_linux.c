@@ -20,8 +20,9 @@
 // exits with pid 1's status, which is the command's; a command killed by
 // signal N makes pid 1 exit 128+N (an init cannot die of a signal) and say
 // N on a second pipe, and the parent then dies of N itself, without a core
-// dump, so its spawner sees what it would see with the command run bare. The parent dies with its own spawner (PR_SET_PDEATHSIG), pid 1
-// dies with the parent (PR_SET_PDEATHSIG, and end of file on the pipe), and
+// dump, so its spawner sees what it would see with the command run bare.
+// The parent dies with its own spawner (PR_SET_PDEATHSIG), pid 1 dies with
+// the parent (PR_SET_PDEATHSIG, and end of file on the pipe), and
 // the whole pid namespace dies with pid 1.
 //
 // Any failure here is the launcher's: one "ns-run: fatal: [TOKEN] ..." line
@@ -265,11 +266,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	// the same signal at the fork, which closes even that window for a Go
 	// consumer. The unshare of the user namespace below keeps it: the new
 	// credentials are the caller's own, in a namespace it owns.
-	pid_t spawner = getppid();
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	if (sbx_die_with_spawner() < 0)
 		sbx_fatal(getenv("SANDBOX_LOCAL_WRAP_TOKEN"), "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-	if (getppid() != spawner)
-		_exit(128 + SIGKILL);
 	// An ignored SIGCHLD inherited from the consumer would make the kernel
 	// reap the command before pid 1 can learn its status.
 	signal(SIGCHLD, SIG_DFL);

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "shared_linux.h"
 
 #define VERSION "sandbox-local/3"
 #define MAX_ARGS (1 << 16)
@@ -288,13 +289,6 @@ struct layer {
 static struct layer *layers;
 static int nlayers, caplayers;
 
-static int within(const char *p, const char *root) {
-	size_t n = strlen(root);
-	if (!strcmp(root, "/"))
-		return 1;
-	return !strncmp(p, root, n) && (p[n] == 0 || p[n] == '/');
-}
-
 // add_layer adds a layer; it takes fd (closing it when the layer is
 // already planned), and st, when given, is the object it was planned on.
 static void add_layer(int kind, const char *path, int isdir, int fd, const struct stat *st) {
@@ -332,7 +326,7 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 	const char *best = NULL;
 	for (int i = 0; i <= s->nwritable; i++) {
 		const char *r = i < s->nwritable ? s->writable[i] : s->tempdir;
-		if (r && within(p, r) && (!best || strlen(r) > strlen(best)))
+		if (r && sbx_within(p, r) && (!best || strlen(r) > strlen(best)))
 			best = r;
 	}
 	return best;
@@ -382,7 +376,7 @@ static void plan_deny_read(const struct spec *s) {
 			// create it. -full refuses it here, where the plan looked.
 			int inside = 0;
 			for (int j = 0; j < s->nwritable; j++)
-				inside |= within(s->deny[i], s->writable[j]);
+				inside |= sbx_within(s->deny[i], s->writable[j]);
 			if (inside && s->require_full && lstat(s->deny[i], &st) < 0)
 				sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root",
 				          s->deny[i]);
@@ -399,7 +393,7 @@ static void plan_deny_read(const struct spec *s) {
 // covered by the root's own bind already.
 static int hidden(const char *p, const char *root) {
 	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == LAYER_DENY && within(p, layers[i].path) && within(layers[i].path, root))
+		if (layers[i].kind == LAYER_DENY && sbx_within(p, layers[i].path) && sbx_within(layers[i].path, root))
 			return 1;
 	return 0;
 }
@@ -411,7 +405,7 @@ static void plan_pins(const char *root, const char *p) {
 	struct stat st;
 	for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
 		*slash = 0;
-		if (!within(d, root) || !strcmp(d, root))
+		if (!sbx_within(d, root) || !strcmp(d, root))
 			break;
 		int fd = open_strict(AT_FDCWD, d, O_DIRECTORY, 0);
 		if (fd < 0 || fstat(fd, &st) < 0)
@@ -942,9 +936,9 @@ static void plan_carving(const struct spec *s) {
 		sbx_fatal(sbx_ns_token, "out of memory");
 	for (int i = 0; i < s->ndeny; i++) {
 		const char *d = s->deny[i];
-		carved[i] = !(s->tempdir && (within(d, s->tempdir) || within(s->tempdir, d)));
+		carved[i] = !(s->tempdir && (sbx_within(d, s->tempdir) || sbx_within(s->tempdir, d)));
 		for (int w = 0; w < s->nwritable && carved[i]; w++)
-			carved[i] = !within(d, s->writable[w]) && !within(s->writable[w], d);
+			carved[i] = !sbx_within(d, s->writable[w]) && !sbx_within(s->writable[w], d);
 	}
 	// A path below another candidate is covered by it; checked against the
 	// candidates (not the result), which is the same: what holds it is
@@ -955,7 +949,7 @@ static void plan_carving(const struct spec *s) {
 	memcpy(base, carved, s->ndeny * sizeof *base);
 	for (int i = 0; i < s->ndeny; i++)
 		for (int j = 0; j < s->ndeny && carved[i]; j++)
-			if (j != i && base[j] && strcmp(s->deny[i], s->deny[j]) != 0 && within(s->deny[i], s->deny[j]))
+			if (j != i && base[j] && strcmp(s->deny[i], s->deny[j]) != 0 && sbx_within(s->deny[i], s->deny[j]))
 				carved[i] = 0;
 	free(base);
 }
@@ -964,7 +958,7 @@ static void plan_carving(const struct spec *s) {
 // ancestors: such an entry is not granted.
 static int on_the_way(const struct spec *s, const char *p) {
 	for (int i = 0; i < s->ndeny; i++)
-		if (carved[i] && within(s->deny[i], p))
+		if (carved[i] && sbx_within(s->deny[i], p))
 			return 1;
 	return 0;
 }

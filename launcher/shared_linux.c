@@ -62,3 +62,19 @@ void sbx_die_of(int sig) {
 	raise(sig);
 	_exit(128 + sig);
 }
+
+int sbx_within(const char *p, const char *root) {
+	size_t n = strlen(root);
+	if (!strcmp(root, "/"))
+		return 1;
+	return !strncmp(p, root, n) && (p[n] == 0 || p[n] == '/');
+}
+
+int sbx_die_with_spawner(void) {
+	pid_t spawner = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return -1;
+	if (getppid() != spawner)
+		_exit(128 + SIGKILL); // the spawner died before the prctl took
+	return 0;
+}

@@ -1,7 +1,8 @@
 // Shared by the C starts of both Linux launchers (ns-run's stage 1,
 // landlock-run's supervisor): the fatal line (the Go side is internal/vocab's
-// FatalLine: "NAME: fatal: [TOKEN] reason", exit 125) and the signals passed
-// on to the command.
+// FatalLine: "NAME: fatal: [TOKEN] reason", exit 125), the signals passed
+// on to the command, a death by the command's signal, and the one "is this
+// path beneath that one" of the C side.
 #ifndef SBX_SHARED_LINUX_H
 #define SBX_SHARED_LINUX_H
 
@@ -24,6 +25,15 @@ void sbx_pass_signals(void (*handler)(int, siginfo_t *, void *));
 
 // sbx_passed_signals adds the same signals to set.
 void sbx_passed_signals(sigset_t *set);
+
+// sbx_die_with_spawner makes the kernel SIGKILL this process when the
+// thread that spawned it exits (PR_SET_PDEATHSIG), and ends it at once when
+// the spawner is already gone. -1 with errno when the prctl fails.
+int sbx_die_with_spawner(void);
+
+// sbx_within reports whether the clean absolute path p is root or lies
+// beneath it.
+int sbx_within(const char *p, const char *root);
 
 // sbx_die_of ends the process by sig, the signal the command died of, so
 // its spawner sees what it would see with the command run bare: the

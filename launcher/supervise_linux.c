@@ -267,12 +267,8 @@ void sbx_landlock_supervise(const char *token, int argc, char **argv) {
 	// reap children before their status is known.
 	signal(SIGCHLD, SIG_DFL);
 	pid_t group = getpgrp();
-	pid_t spawner = getppid();
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	if (sbx_die_with_spawner() < 0)
 		sv_fatal("prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-	if (getppid() != spawner)
-		_exit(128 + SIGKILL); // the spawner died before the prctl took
-
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		sv_fatal("prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
 	int relay[2];
