@@ -105,8 +105,8 @@ func sealThread(program string) error {
 
 // installSupervised loads the seccomp program with a listener and hands the
 // listener to the supervisor, which performs the calls the program passes
-// to it (seccompfilter.Notified: the chmod family) beneath a writable root
-// and refuses them elsewhere.
+// to it (the metadata calls: seccompfilter.Notified) beneath a writable
+// root and refuses them elsewhere.
 func installSupervised(program string) error {
 	sock := supervisorSocket()
 	if sock < 0 {

@@ -1,9 +1,6 @@
 package sandbox
 
-import (
-	"os"
-	"path/filepath"
-)
+import "path/filepath"
 
 // credentialPaths are the places, relative to the home directory, where
 // tools keep what authenticates the user: keys, tokens, cookies, password
@@ -42,12 +39,9 @@ var credentialPaths = []string{
 // root, or contains one, is not applied: the caller chose to work there.
 // Without a home directory there are none.
 func DefaultDenyRead() []string {
-	home, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(home) {
+	home, ok := realHome()
+	if !ok {
 		return nil
-	}
-	if real, err := filepath.EvalSymlinks(home); err == nil {
-		home = real
 	}
 	out := make([]string, len(credentialPaths))
 	for i, p := range credentialPaths {
@@ -64,7 +58,7 @@ func defaultDenied(allow, roots []string) []string {
 next:
 	for _, d := range DefaultDenyRead() {
 		for _, a := range allow {
-			if within(d, filepath.Clean(a)) {
+			if within(d, a) {
 				continue next
 			}
 		}

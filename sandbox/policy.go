@@ -208,13 +208,7 @@ func validate(req Request) (*resolved, error) {
 		}
 	}
 	var deny pathList
-	for _, d := range defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)) {
-		deny.add(d)
-		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			deny.add(real)
-		}
-	}
-	for _, d := range p.DenyRead {
+	for _, d := range append(defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)), p.DenyRead...) {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
 		}
@@ -417,15 +411,25 @@ func saneWritable(what, d string) error {
 			return invalidf("%s %q is inside %s", what, d, k)
 		}
 	}
-	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
-		if real, err := filepath.EvalSymlinks(home); err == nil {
-			home = real
-		}
+	if home, ok := realHome(); ok {
 		if within(home, d) {
 			return invalidf("%s %q is the home directory %q or contains it", what, d, home)
 		}
 	}
 	return nil
+}
+
+// realHome is the caller's home directory, symlinks resolved where it
+// exists; ok is false when there is no absolute one.
+func realHome() (string, bool) {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return "", false
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	return home, true
 }
 
 // pathList is an ordered list of distinct paths; adding is constant time,

@@ -2,8 +2,8 @@
 // filters. The provider compiles the filter (BPF) for each wrap and hands
 // the program to the launcher in its argv (vocab's -seccomp): the
 // namespaces launcher's stage 2 is C and loads it with seccomp(2), and the
-// landlock launcher loads it with Install, so no launcher compiles a filter
-// on its own start.
+// landlock launcher loads it with InstallListener, so no launcher compiles
+// a filter on its own start.
 package seccompfilter
 
 import (
@@ -309,7 +309,7 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 	if profile == Landlock {
 		// Landlock governs no metadata: the launcher's supervisor makes
 		// these calls itself, beneath a writable root only, and refuses
-		// the setuid and setgid bits there (launcher/supervise_linux.c).
+		// the setuid and setgid bits there (launcher/metadata_linux.c).
 		// An unconditional rule would override the mode rules below.
 		for _, name := range Notified {
 			if err := add(name, seccomp.ActNotify); err != nil {
