@@ -1,6 +1,10 @@
 package sandbox
 
-import "github.com/bo-agent/sandbox-local/internal/vocab"
+import (
+	"path/filepath"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
 
 // grants maps a validated request onto the launcher spec: which roots are
 // writable, what stays read-only beneath them, what may not be read, and the
@@ -10,7 +14,8 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 //   - read-only: nothing writable but the private temp dir (and the
 //     /dev/null-like devices every launcher allows).
 //   - workspace-write: the workspace and the writable roots too, minus the
-//     protected subpaths (git's code-execution surface and the caller's own).
+//     protected subpaths (git's code-execution surface, the tool configs
+//     that exist, and the caller's own).
 //
 // The gaps are what the expansion of the protected subpaths could not
 // cover on any runner (see linkWalk).
@@ -28,7 +33,24 @@ func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []
 	var gaps []Gap
 	if r.mode == WorkspaceWrite {
 		s.Writable = append([]string(nil), r.writableRoots...)
-		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, r.extraRO)
+		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, append(existingConfigs(fsys, r.writableRoots, r.toolConfigs), r.extraRO...))
 	}
 	return s, gaps
+}
+
+// existingConfigs returns, as absolute paths, the tool configs present
+// under each root at Wrap. A config that is not there is not protected:
+// no Linux runner can yet stop its creation without leaving a placeholder
+// behind (see DefaultToolConfigs).
+func existingConfigs(fsys fileSystem, roots, names []string) []string {
+	var out []string
+	for _, root := range roots {
+		for _, n := range names {
+			p := filepath.Join(root, n)
+			if _, err := fsys.Lstat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

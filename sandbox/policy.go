@@ -52,6 +52,12 @@ type Policy struct {
 	// of the defaults (see DefaultReadOnlySubpaths). A relative entry is
 	// taken under each writable root; an absolute one as it is.
 	ReadOnlySubpaths []string `json:"read_only_subpaths,omitempty"`
+	// WritableConfigs releases entries of DefaultToolConfigs, by their name
+	// as listed there (".vscode", ".cargo/config.toml"): those stay
+	// writable under every writable root, for an agent asked to edit them.
+	// A name that is not a default is INVALID_POLICY. Git's surface
+	// (DefaultReadOnlySubpaths) is never released.
+	WritableConfigs []string `json:"writable_configs,omitempty"`
 	// DenyRead are absolute paths the command may not read, on top of
 	// DefaultDenyRead (the credential stores under the home directory).
 	DenyRead []string `json:"deny_read,omitempty"`
@@ -108,6 +114,7 @@ type resolved struct {
 	workspace     string
 	writableRoots []string // workspace first in workspace-write; empty in read-only
 	extraRO       []string // caller's ReadOnlySubpaths, validated, unexpanded
+	toolConfigs   []string // DefaultToolConfigs minus WritableConfigs, relative
 	denyRead      []string
 	unixSockets   []string
 	allowNetwork  bool
@@ -201,6 +208,9 @@ func validate(req Request) (*resolved, error) {
 			return nil, invalidf("relative read-only subpath %q must be clean and stay under its root", s)
 		}
 		r.extraRO = append(r.extraRO, s)
+	}
+	if r.toolConfigs, err = protectedConfigs(p.WritableConfigs); err != nil {
+		return nil, err
 	}
 	for _, a := range p.AllowRead {
 		if err := absPath("allow-read path", a); err != nil {

@@ -1,7 +1,8 @@
 // Command sandbox-run runs one command under a sandbox policy.
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
-//	            [--read-only PATH]... [--deny-read PATH]... [--allow-read PATH]... [--network deny|allow]
+//	            [--read-only PATH]... [--writable-config NAME]... [--deny-read PATH]... [--allow-read PATH]...
+//	            [--network deny|allow]
 //	            [--allow-unix-socket PATH]... [--runner auto|namespaces|landlock] [--require-full]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
@@ -95,7 +96,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
        sandbox-run --version
 
 Runs CMD confined: it may write only the workspace (and --allow-write
-directories, minus git's hooks and config and --read-only paths), reads
+directories, minus git's hooks and config, the editor, agent and tool
+configs that run code later (.vscode, .claude, .envrc, .npmrc, ...:
+docs/policy.md; --writable-config releases one) and --read-only paths), reads
 everything but the credential stores under the home directory (~/.ssh,
 ~/.aws, ~/.npmrc, ...: docs/policy.md; --allow-read releases them) and
 --deny-read paths, and reaches no network unless --network allow. The command runs in the current directory, or in the
@@ -135,7 +138,8 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
 	fs.Var(&readOnly, "read-only", "path kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
 	fs.Var(&denyRead, "deny-read", "path the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
-	var allowRead listFlag
+	var allowRead, writableConfigs listFlag
+	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its name (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
 	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath PATH (~/.ssh; the home directory releases them all) (repeatable)")
 	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
 	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
@@ -201,6 +205,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			Workspace:        ws,
 			WritableRoots:    allowWrite,
 			ReadOnlySubpaths: readOnly,
+			WritableConfigs:  writableConfigs,
 			DenyRead:         denyRead,
 			AllowRead:        allowRead,
 			AllowUnixSockets: unixSockets,
