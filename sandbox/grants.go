@@ -1,10 +1,6 @@
 package sandbox
 
-import (
-	"path/filepath"
-
-	"github.com/bo-agent/sandbox-local/internal/vocab"
-)
+import "github.com/bo-agent/sandbox-local/internal/vocab"
 
 // grants maps a validated request onto the launcher spec: which roots are
 // writable, what stays read-only beneath them, what may not be read, and the
@@ -33,24 +29,7 @@ func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []
 	var gaps []Gap
 	if r.mode == WorkspaceWrite {
 		s.Writable = append([]string(nil), r.writableRoots...)
-		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, append(existingConfigs(fsys, r.writableRoots, r.toolConfigs), r.extraRO...))
+		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, r.toolConfigs, r.extraRO)
 	}
 	return s, gaps
-}
-
-// existingConfigs returns, as absolute paths, the tool configs present
-// under each root at Wrap. A config that is not there is not protected:
-// no Linux runner can yet stop its creation without leaving a placeholder
-// behind (see DefaultToolConfigs).
-func existingConfigs(fsys fileSystem, roots, names []string) []string {
-	var out []string
-	for _, root := range roots {
-		for _, n := range names {
-			p := filepath.Join(root, n)
-			if _, err := fsys.Lstat(p); err == nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }

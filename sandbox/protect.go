@@ -92,8 +92,10 @@ func (osFS) ReadDirN(name string, n int) ([]fs.DirEntry, error) {
 // root contributes, so a hostile tree cannot make Wrap walk forever.
 const maxGitDirs = 256
 
-// protectedPaths expands the default surface and the caller's extras into
-// concrete absolute paths under the writable roots. Paths are never resolved
+// protectedPaths expands the default surface (git's, and the tool configs,
+// names relative to each root protected only where they exist, like
+// optionalSurface) and the caller's extras into concrete absolute paths
+// under the writable roots. Paths are never resolved
 // through a final symlink: a protected path that is a symlink is protected
 // as the link itself (the path it replaces), never followed to its target.
 //
@@ -106,7 +108,7 @@ const maxGitDirs = 256
 // gitProtected found real a moment ago, and resolving them again would
 // follow a .git swapped for a symlink in between; the launcher refuses
 // that one instead.
-func protectedPaths(fsys fileSystem, roots, extra []string) ([]string, []Gap) {
+func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, []Gap) {
 	var out pathList
 	add := func(p string) {
 		if !insideGitDir(p, roots) {
@@ -120,6 +122,14 @@ func protectedPaths(fsys fileSystem, roots, extra []string) ([]string, []Gap) {
 	for _, root := range roots {
 		for _, p := range gitProtected(fsys, root, roots, &hooks) {
 			add(p)
+		}
+		for _, c := range configs {
+			// A config that is not there is not protected: no Linux runner
+			// can yet stop its creation without leaving a placeholder
+			// behind (see DefaultToolConfigs).
+			if p := filepath.Join(root, c); exists(fsys, p) {
+				add(p)
+			}
 		}
 		for _, e := range extra {
 			if !filepath.IsAbs(e) {
@@ -184,14 +194,18 @@ func hooksOf(surface []string, hooks *[]string) []string {
 	return surface
 }
 
+// exists says whether p is there, a final symlink not followed.
+func exists(fsys fileSystem, p string) bool {
+	_, err := fsys.Lstat(p)
+	return err == nil
+}
+
 func surfaceOf(fsys fileSystem, gitdir string) []string {
 	out := make([]string, 0, len(gitSurface))
 	for _, s := range gitSurface {
 		p := filepath.Join(gitdir, s)
-		if optionalSurface[s] {
-			if _, err := fsys.Lstat(p); err != nil {
-				continue
-			}
+		if optionalSurface[s] && !exists(fsys, p) {
+			continue
 		}
 		out = append(out, p)
 	}

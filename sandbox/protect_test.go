@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,7 +67,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _ := protectedPaths(osFS{}, c.roots, c.extra)
+			got, _ := protectedPaths(osFS{}, c.roots, nil, c.extra)
 			var want []string
 			for _, w := range c.want {
 				want = append(want, filepath.Join(c.roots[0], w))
@@ -81,7 +82,7 @@ func TestProtectedPaths(t *testing.T) {
 
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
-	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil, nil)
 	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
@@ -94,7 +95,7 @@ func TestProtectedPathsBounded(t *testing.T) {
 	for i := 0; i < maxGitDirs+50; i++ {
 		mkfile(t, filepath.Join(repo, ".git/modules", "m"+itoa(i), "HEAD"), "x")
 	}
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	// Past the budget, the git dirs not looked into are protected whole.
 	whole := 0
 	for _, p := range got {
@@ -117,7 +118,7 @@ func TestProtectedPathsTooDeep(t *testing.T) {
 		deep = filepath.Join(deep, "d"+itoa(i))
 	}
 	mkfile(t, filepath.Join(deep, "HEAD"), "x")
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	covered := false
 	for _, p := range got {
 		covered = covered || within(filepath.Join(deep, "hooks"), p)
@@ -136,7 +137,7 @@ func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
 	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n[core]\n\tfsmonitor = tools/fsmon.sh\n\teditor = vim\n[alias]\n\tlint = !./tools/lint.sh --fix\n[diff \"img\"]\n\ttextconv = /usr/bin/exiftool\n")
 	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil)
+	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	for _, want := range []string{".husky/_", ".husky", "shared.gitconfig", "tools/hooks", "more.gitconfig", "tools/fsmon.sh", "tools/lint.sh"} {
 		if !contains(got, filepath.Join(repo, want)) {
 			t.Errorf("%s is not protected: %q", want, got)
@@ -160,7 +161,7 @@ func TestProtectedPathsResolveTheirDirectories(t *testing.T) {
 	os.Symlink("conf/agent", filepath.Join(ws, ".agent"))
 	os.Symlink("settings.json", filepath.Join(ws, "conf/agent/link.json"))
 	os.Symlink(base, filepath.Join(ws, "out"))
-	got, _ := protectedPaths(osFS{}, []string{ws}, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
+	got, _ := protectedPaths(osFS{}, []string{ws}, nil, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
 	want := []string{filepath.Join(ws, "conf/agent/settings.json"), filepath.Join(ws, "conf/agent/link.json"), filepath.Join(ws, "conf/agent/missing/x")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("protectedPaths = %q, want %q", got, want)
@@ -258,7 +259,7 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 			mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n")
 			os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755)
 			c.layout(ws)
-			got, gaps := protectedPaths(osFS{}, []string{ws}, nil)
+			got, gaps := protectedPaths(osFS{}, []string{ws}, nil, nil)
 			abs := func(p string) string {
 				if filepath.IsAbs(p) {
 					return p
@@ -280,5 +281,25 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 				t.Errorf("gaps %v, want one saying %q", gaps, c.gap)
 			}
 		})
+	}
+}
+
+// TestToolConfigsWhereTheyExist: a default tool config is protected under
+// every root where it is there, a symlink as the link itself and as the
+// path it points to inside the root, and one that is not there is left
+// out (nothing could cover it).
+func TestToolConfigsWhereTheyExist(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	mkfile(t, filepath.Join(a, ".vscode/tasks.json"), "{}\n")
+	mkfile(t, filepath.Join(b, ".npmrc"), "fund=false\n")
+	if err := os.Symlink("elsewhere", filepath.Join(b, ".envrc")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := protectedPaths(osFS{}, []string{a, b}, []string{".vscode", ".npmrc", ".envrc", ".mcp.json"}, nil)
+	want := []string{filepath.Join(a, ".vscode"), filepath.Join(b, ".npmrc"), filepath.Join(b, ".envrc"), filepath.Join(b, "elsewhere")}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
