@@ -176,7 +176,8 @@ func TestVerdictCacheOutOfReach(t *testing.T) {
 		verdict := filepath.Join(filepath.Dir(w.TempDir), "verdict.json")
 		os.Remove(verdict)
 		w.Args[len(w.Args)-1] = verdict
-		s.wantTmpWriteContained("forge the verdict beside the wrap's temp dir", toolAnswer(t, s.spawn(w, nil)), verdict)
+		wantDenied(t, "forge the verdict beside the wrap's temp dir", toolAnswer(t, s.spawn(w, nil)))
+		wantAbsent(t, verdict)
 		// Positive control: the same write into its own temp dir works.
 		own := s.wrap(s.policy(), self(t), toolArg, "write-in-env-dir", "TMPDIR", "verdict.json")
 		wantOK(t, "write into its own TMPDIR", toolAnswer(t, s.spawn(own, nil)))

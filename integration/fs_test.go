@@ -4,6 +4,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,8 +40,10 @@ func TestWorkspaceWriteConfinesWrites(t *testing.T) {
 			"tmp":                filepath.Join(os.TempDir(), randomName("sbx-escape-")),
 			"private tmp parent": filepath.Join(filepath.Dir(filepath.Dir(s.wrap(pol, "true").TempDir)), randomName("sbx-escape-")),
 		} {
-			s.wantTmpWriteContained("write to "+what, s.tool(pol, "write", p), p)
-			s.wantTmpWriteContained("mkdir in "+what, s.tool(pol, "mkdir", p), p)
+			wantDenied(t, "write to "+what, s.tool(pol, "write", p))
+			wantAbsent(t, p)
+			wantDenied(t, "mkdir in "+what, s.tool(pol, "mkdir", p))
+			wantAbsent(t, p)
 		}
 	})
 }
@@ -118,7 +121,8 @@ func TestReadOnlyMode(t *testing.T) {
 			wantAbsent(t, p)
 		}
 		tmp := filepath.Join(os.TempDir(), randomName("sbx-ro-"))
-		s.wantTmpWriteContained("read-only write to /tmp", s.tool(pol, "write", tmp), tmp)
+		wantDenied(t, "read-only write to /tmp", s.tool(pol, "write", tmp))
+		wantAbsent(t, tmp)
 		wantDenied(t, "read-only append", s.tool(pol, "append", filepath.Join(s.ws, "file")))
 		wantContent(t, filepath.Join(s.ws, "file"), "content\n")
 		wantOK(t, "read-only read", s.tool(pol, "read", filepath.Join(s.ws, "file")))
@@ -157,7 +161,8 @@ func TestPrivateTempDir(t *testing.T) {
 		// Two wraps cannot write into each other's temp dir.
 		other := s.wrap(s.policy(), "true")
 		x := filepath.Join(other.TempDir, "x")
-		s.wantTmpWriteContained("write into another wrap's temp dir", s.tool(s.policy(), "write", x), x)
+		wantDenied(t, "write into another wrap's temp dir", s.tool(s.policy(), "write", x))
+		wantAbsent(t, x)
 	})
 }
 
@@ -245,6 +250,43 @@ func TestCredentialsUnreadableByDefault(t *testing.T) {
 		all.AllowRead = []string{home}
 		for _, f := range secrets {
 			wantOK(t, "read "+f+" with the home directory released", s.tool(all, "read", filepath.Join(home, f)))
+		}
+	})
+}
+
+// TestWritesOutsideTheRootsFailLoudly: a tool that writes beside the
+// workspace or into /tmp gets an error and a failing exit status under
+// both runners, and nothing is left behind; nothing succeeds inside only
+// to vanish with the sandbox. `git worktree add ../wt` is the case that
+// used to return 0 and lose the tree. The positive controls: the same
+// worktree added under $TMPDIR, and a file written there, work.
+func TestWritesOutsideTheRootsFailLoudly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed for this test")
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		pol := s.policy()
+		git := "git -c user.email=a@b -c user.name=a"
+		init := s.run(pol, "/bin/sh", "-c", "git init -q && echo a > a && git add a && "+git+" commit -qm a")
+		if init.code != 0 {
+			t.Fatalf("control: git init and commit: exit %d, %s", init.code, init.stderr)
+		}
+		sibling := filepath.Join(s.base, "wt")
+		r := s.run(pol, "git", "worktree", "add", "-q", sibling)
+		if r.code == 0 {
+			t.Errorf("git worktree add %s outside the roots exited 0 (stderr %q)", sibling, r.stderr)
+		}
+		wantAbsent(t, sibling)
+		tmp := filepath.Join("/tmp", randomName("sbx-loud-"))
+		r = s.run(pol, "/bin/sh", "-c", "echo x > "+tmp)
+		if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") && !strings.Contains(r.stderr, "Permission denied") {
+			t.Errorf("a shell redirect into /tmp: exit %d, stderr %q; want a failure naming EROFS or EACCES", r.code, r.stderr)
+		}
+		wantAbsent(t, tmp)
+
+		r = s.run(pol, "/bin/sh", "-c", `git worktree add -q "$TMPDIR/wt" && cat "$TMPDIR/wt/a" && echo y > "$TMPDIR/y" && cat "$TMPDIR/y"`)
+		if r.code != 0 || r.stdout != "a\ny\n" {
+			t.Errorf("control: a worktree and a file under $TMPDIR: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
 	})
 }

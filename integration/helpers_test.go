@@ -34,9 +34,9 @@ func runnersUnderTest() []string {
 // traits are the documented differences between runners that the shared
 // cases account for; every other outcome is the same.
 type traits struct {
-	// privateTmp: /tmp is a private tmpfs, so a write there succeeds
-	// inside and never reaches the host.
-	privateTmp bool
+	// tmpOverlay: the host's /tmp is shown through a read-only overlay,
+	// through which no host socket there can be connected to.
+	tmpOverlay bool
 	// enforcesReadOnly: read-only subpaths under a writable root hold.
 	enforcesReadOnly bool
 	// hidesDenied: a deny-read directory is an empty mount (listable,
@@ -49,7 +49,7 @@ type traits struct {
 }
 
 var runnerTraits = map[string]traits{
-	"namespaces": {privateTmp: true, enforcesReadOnly: true, hidesDenied: true, ownNetwork: true, newPTYs: true},
+	"namespaces": {tmpOverlay: true, enforcesReadOnly: true, hidesDenied: true, ownNetwork: true, newPTYs: true},
 	"landlock":   {},
 }
 
@@ -241,18 +241,6 @@ func randomName(prefix string) string {
 }
 
 func (s *sbx) traits() traits { return runnerTraits[s.runner] }
-
-// wantTmpWriteContained asserts a write to the host's /tmp did not reach
-// it: refused, or (private /tmp) done in the sandbox's own tmpfs.
-func (s *sbx) wantTmpWriteContained(what, got, p string) {
-	s.t.Helper()
-	if !s.traits().privateTmp {
-		wantDenied(s.t, what, got)
-	} else if got != "ok" {
-		wantDenied(s.t, what, got, "EACCES", "EROFS", "ENOENT")
-	}
-	wantAbsent(s.t, p)
-}
 
 // forEachRunner runs a case once per Linux runner.
 func forEachRunner(t *testing.T, fn func(t *testing.T, s *sbx)) {

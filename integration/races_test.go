@@ -397,8 +397,8 @@ func TestAllowedSocketSwappedForAnotherSocket(t *testing.T) {
 			t.Fatal("control: nothing arrived at the allowed socket")
 		}
 		w := s.wrap(pol, self(t), toolArg, "connect-unix", other.path, "swapped")
-		if !s.traits().privateTmp {
-			return // without a private /tmp, the other socket is only kept out by Landlock ABI 9 (TestUnixSocketAllowListIsExactOrReported)
+		if !s.traits().tmpOverlay {
+			return // without the overlay on /tmp, the other socket is only kept out by Landlock ABI 9 (TestUnixSocketAllowListIsExactOrReported)
 		}
 		wantDenied(t, "control: the other socket is out of reach", s.tool(pol, "connect-unix", other.path, "control"), "ECONNREFUSED", "ENOENT", "EACCES")
 		swapForSymlink(t, allowed.path, other.path)

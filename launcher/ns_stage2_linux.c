@@ -7,7 +7,8 @@
 //   3. builds the new root and pivots into it:
 //        - the host's tree bound recursively, made private, and read-only,
 //          nosuid, nodev in one mount_setattr(AT_RECURSIVE);
-//        - a private /tmp: an overlay of the host's /tmp with a tmpfs on top;
+//        - /tmp read-only: an overlay of the host's /tmp, so no host socket
+//          there can be connected to through it;
 //        - a minimal /dev (null, zero, full, random, urandom, tty, a new
 //          devpts, a private /dev/shm), a fresh read-only /proc (the uid map
 //          keeps the caller's ids, and global uid 0 may write /proc/sys by
@@ -333,7 +334,7 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 }
 
 // plan_unix_sockets binds each allowed UNIX socket onto itself, read-only:
-// a socket seen through the private /tmp's overlay cannot be connected to
+// a socket seen through the read-only overlay on /tmp cannot be connected to
 // (the overlay's inode is not the socket), /dev is the sandbox's own, and a
 // socket inside a deny-read directory is listed by name. Only a socket is
 // bound: a path swapped for anything else (a symlink to a deny-read file)
@@ -580,8 +581,8 @@ static int newroot = -1;
 
 // make_mount_point creates the missing mount point of l, one component at
 // a time from the new root, following no symlink; that only succeeds
-// where the new root is writable at this stage (deny-read tmpfs, the
-// private /tmp, a writable root).
+// where the new root is writable at this stage (a deny-read tmpfs, a
+// writable root).
 static void make_mount_point(const struct layer *l) {
 	char *rel = xstrdup(l->path + 1);
 	int dfd = open_strict(newroot, ".", O_DIRECTORY, 1);
@@ -734,7 +735,12 @@ static void build_root(void) {
 	// its own, writable flags.
 	must(mount("", NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL), "make the new root private", NULL);
 	must(set_attr(NEWROOT, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make the host's tree read-only", NULL);
-	must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV,
+	// Read-only, like the rest of the host's tree: a write to /tmp fails
+	// loudly (EROFS), as it does under landlock, instead of succeeding in
+	// a tmpfs that vanishes with the sandbox. The wrap's TMPDIR is the
+	// scratch place. An overlay rather than a bind: no host socket under
+	// /tmp can be connected to through it (its inodes are not the sockets).
+	must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
 	           "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
 	     "mount a private /tmp", NULL);
 	setup_dev();
