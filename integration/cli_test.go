@@ -233,3 +233,54 @@ func TestCLITellsWhatItDid(t *testing.T) {
 		})
 	}
 }
+
+// TestCLINamesTheSandboxOnADenial: a command that fails after a refusal
+// gets a note from sandbox-run on stderr that names the sandbox, the
+// runner and what it allows; stdout and stderr that are one pipe (2>&1)
+// keep their order through the CLI. No note under --quiet, for a failure
+// that shows no denial, or for a command that got past its refusal and
+// succeeded (the controls).
+func TestCLINamesTheSandboxOnADenial(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			escape := filepath.Join(s.base, "escape")
+			script := "echo a; echo b >&2; echo c; echo x > " + escape
+			combined := func(args ...string) (string, int) {
+				cmd := exec.Command(helperBinary(t, "sandbox-run"), args...)
+				cmd.Dir = s.ws
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out // one pipe for both
+				err := cmd.Run()
+				return out.String(), exitCode(cmd, err)
+			}
+			out, code := combined("--runner", runner, "--", "/bin/sh", "-c", script)
+			var lines []string // the partial notice before the run is not the case
+			for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				if !strings.HasPrefix(l, "sandbox-run: notice: ") {
+					lines = append(lines, l)
+				}
+			}
+			if code == 0 || len(lines) != 5 || lines[0] != "a" || lines[1] != "b" || lines[2] != "c" || !strings.Contains(lines[3], escape) {
+				t.Fatalf("exit %d, output %q: want a, b, c in order, the refusal, then the note", code, out)
+			}
+			note := lines[4]
+			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+				if !strings.Contains(note, want) {
+					t.Errorf("the note %q does not say %q", note, want)
+				}
+			}
+			wantAbsent(t, escape)
+
+			if out, _ := combined("--quiet", "--runner", runner, "--", "/bin/sh", "-c", script); strings.Contains(out, "sandbox-run:") {
+				t.Errorf("--quiet: %q", out)
+			}
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo failed >&2; exit 3"); code != 3 || !strings.HasSuffix(errs, "failed\n") || strings.Contains(errs, "sandbox-run: note") {
+				t.Errorf("control, a failure without a denial: exit %d, stderr %q", code, errs)
+			}
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, escape) {
+				t.Errorf("control, a refusal the command got past: exit %d, stderr %q", code, errs)
+			}
+		})
+	}
+}

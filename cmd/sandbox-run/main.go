@@ -13,7 +13,13 @@
 // --help lists every flag with its default. Before the command runs,
 // sandbox-run prints a notice on stderr when the confinement is partial
 // (naming the gaps) or when --runner auto got another runner than the
-// platform's preferred one; --quiet prints neither.
+// platform's preferred one. After a command that failed having printed a
+// denial signature ("Permission denied", "Read-only file system"), it
+// prints a note naming the sandbox, the runner and what the policy allows,
+// unless stderr is a terminal (the command's output is then not passed
+// through sandbox-run, so the terminal stays the command's own); --quiet
+// prints none of these. With stdout and stderr one file (2>&1), both go
+// through one pipe, so their order is kept.
 //
 // The command runs in the current directory, or in the workspace when
 // --workspace names one the current directory is not inside.
@@ -106,7 +112,12 @@ workspace when --workspace names one the current directory is not inside.
 The exit status is the command's; a failure of the sandbox itself is one
 line "sandbox-run: CODE: reason" and exit 125, and the command never ran.
 A notice on stderr says when the confinement is partial or the preferred
-runner was unavailable (--quiet: none).
+runner was unavailable; when the command fails after printing a denial
+("Permission denied", "Read-only file system"), a note says that the
+sandbox may have refused it and what it allows (not when stderr is a
+terminal, which the command keeps for itself); --quiet: neither. Writes
+outside the writable roots fail under every runner, /tmp included: the
+scratch place is $TMPDIR, made for each run.
 
 Environment: the command gets sandbox-run's own without the variables that
 look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, *SECRET*,
@@ -152,7 +163,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
-	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner")
+	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, 0
@@ -240,7 +251,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		defer f.Close()
 		rep = &reportFile{f: f, path: p}
 	}
-	return runChild(w, rep, stderr)
+	return runChild(w, req.Policy, rep, *quiet, stderr)
 }
 
 // envFlags makes the environment policy of the command line; the library
@@ -323,17 +334,51 @@ func printError(stderr io.Writer, err error) {
 	fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeUnavailable, vocab.OneLine(err.Error()))
 }
 
-// stderrKeep is how much of the command's stderr is kept for Classify: the
-// launcher's own lines come first, so the start is enough.
-const stderrKeep = 64 << 10
+// stderrKeep is how much of the start of the command's output is kept for
+// Classify (the launcher's own lines come first), and stderrTail how much
+// of its end (where a tool's last error usually is).
+const (
+	stderrKeep = 64 << 10
+	stderrTail = 16 << 10
+)
 
-type headBuffer struct{ b []byte }
+// capture keeps the start and the end of what passes through it, and
+// copies everything on to dst.
+type capture struct {
+	dst        io.Writer
+	head, tail []byte
+	cut        bool // bytes were dropped between head and tail
+}
 
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := stderrKeep - len(h.b); room > 0 {
-		h.b = append(h.b, p[:min(room, len(p))]...)
+func (c *capture) Write(p []byte) (int, error) {
+	n, err := c.dst.Write(p)
+	if err != nil {
+		// The CLI's own output went away: keep classifying what the
+		// command writes, and let it write on.
+		n, err = len(p), nil
 	}
-	return len(p), nil
+	if room := stderrKeep - len(c.head); room > 0 {
+		take := min(room, len(p))
+		c.head = append(c.head, p[:take]...)
+		p = p[take:]
+	}
+	if len(p) > 0 {
+		c.tail = append(c.tail, p...)
+		if over := len(c.tail) - stderrTail; over > 0 {
+			c.tail = append(c.tail[:0], c.tail[over:]...)
+			c.cut = true
+		}
+	}
+	return n, err
+}
+
+// kept is what Classify reads: the start, and the end on its own lines.
+func (c *capture) kept() []byte {
+	if len(c.tail) == 0 {
+		return c.head
+	}
+	b := append(append([]byte{}, c.head...), '\n')
+	return append(b, c.tail...)
 }
 
 // reportFile is the --json-report file, opened before the command ran.
@@ -344,17 +389,25 @@ type reportFile struct {
 
 // runChild runs the wrap's launcher as a child with this process's stdio,
 // passes on the signals a process sent the CLI (passOn), waits, writes the
-// report if one was asked for, and returns the command's exit status, or
-// the signal it died of.
-func runChild(w *sandbox.Wrapped, rep *reportFile, stderr io.Writer) (int, syscall.Signal) {
+// report if one was asked for, says on stderr when a failure looks like
+// the sandbox's refusal (unless quiet), and returns the command's exit
+// status, or the signal it died of.
+func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet bool, stderr io.Writer) (int, syscall.Signal) {
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	var head *headBuffer
-	if rep != nil {
-		// Only the report needs the stderr Classify reads: without one
-		// the command gets the CLI's stderr itself, a terminal included.
-		head = &headBuffer{}
-		cmd.Stderr = io.MultiWriter(os.Stderr, head)
+	var out *capture
+	if rep != nil || !quiet && !isTerminal(os.Stderr) {
+		// The report, and the note on a likely denial, need what the
+		// command wrote. A terminal is left to the command itself (a
+		// pipe in between would change what it sees), so a person at a
+		// terminal gets no note: they see the error, and --json-report
+		// classifies it. Stdout and stderr that are one file (2>&1) get
+		// one pipe, so their order is kept.
+		out = &capture{dst: os.Stderr}
+		cmd.Stderr = out
+		if sameOpenFile(os.Stdout, os.Stderr) {
+			cmd.Stdout = out
+		}
 		// A process the command left holding stderr cannot keep the CLI
 		// waiting for end of file once the command has exited.
 		cmd.WaitDelay = stderrDrain
@@ -382,10 +435,33 @@ func runChild(w *sandbox.Wrapped, rep *reportFile, stderr io.Writer) (int, sysca
 	}()
 	err := cmd.Wait()
 	code, sig := exitStatus(cmd, err)
-	if rep != nil {
-		writeReport(w, rep, w.Classify(code, head.b), stderr)
+	if out != nil {
+		outcome := w.Classify(code, out.kept())
+		if rep != nil {
+			writeReport(w, rep, outcome, stderr)
+		}
+		if outcome.Kind == sandbox.OutcomeDenied && !quiet {
+			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
+		}
 	}
 	return code, sig
+}
+
+// isTerminal reports whether f is a character device (a terminal, or
+// /dev/null, which nobody reads either).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// sameOpenFile reports whether a and b are the same file (2>&1).
+func sameOpenFile(a, b *os.File) bool {
+	fa, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	fb, err := b.Stat()
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // stderrDrain is how long the CLI keeps copying the command's stderr (for

@@ -43,3 +43,25 @@ func versionLine() string {
 	}
 	return "sandbox-run " + v + " (launcher contract " + vocab.Version + ")"
 }
+
+// denialNote is the line the CLI prints after a command failed with a
+// denial signature in its output: what the sandbox allowed, so the agent
+// or person reading it can tell a refusal from the command's own error,
+// and which flags grant more.
+func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) string {
+	writable := []string{"$TMPDIR"}
+	grants := []string{"--mode workspace-write"}
+	if pol.Mode == sandbox.WorkspaceWrite {
+		writable = append(append([]string{pol.Workspace}, pol.WritableRoots...), writable...)
+		grants = []string{"--allow-write DIR", "--writable-config NAME"}
+	}
+	limits := []string{"write only in " + strings.Join(writable, ", ")}
+	if pol.Network != sandbox.NetworkAllow {
+		limits = append(limits, "reach no network")
+		grants = append(grants, "--network allow")
+	}
+	limits = append(limits, "not read the credential stores")
+	grants = append(grants, "--allow-read PATH")
+	return fmt.Sprintf("sandbox-run: note: the command failed (exit %d) after printing %q: the sandbox (runner %s) may have refused it. It may %s; %s grant more (sandbox-run --help)",
+		o.ExitCode, o.Reason, w.Runner, strings.Join(limits, ", "), strings.Join(grants, ", "))
+}
