@@ -14,8 +14,9 @@ import (
 )
 
 // landlockConfig is the ruleset for s: every filesystem right handled (so
-// all that is not granted is denied); TCP bind and connect handled with no
-// port allowed under network deny; signals always scoped to the sandbox,
+// all that is not granted is denied); TCP bind and connect handled under
+// network deny and proxied, with connect allowed only to s.Ports (the
+// proxy's, allowed local ports; landlockRuleset adds those rules); signals always scoped to the sandbox,
 // abstract UNIX sockets too under network deny; and under network deny
 // with UNIX sockets allowed by path, the resolution of pathname UNIX
 // sockets (granted on exactly those paths by planFS). Best effort: on an older
@@ -56,6 +57,18 @@ func landlockRuleset(s vocab.Spec, abi int) (int, error) {
 		if err := addGrant(fd, g, rights); err != nil {
 			unix.Close(fd)
 			return -1, fmt.Errorf("landlock ruleset: %w", err)
+		}
+	}
+	if len(s.Ports) > 0 && abi < vocab.ABINetTCP {
+		// Without TCP rules the sockets seccomp lets through for the ports
+		// would reach every address and port.
+		unix.Close(fd)
+		return -1, fmt.Errorf("landlock ruleset: %w", vocab.ErrPortsNeedTCPRules(abi))
+	}
+	for _, port := range s.Ports {
+		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("landlock ruleset: connect to port %d: %w", port, err)
 		}
 	}
 	return fd, nil

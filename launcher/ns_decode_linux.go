@@ -13,6 +13,10 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
+// cBridgeHello is the C stage's bridge hello (ns_linux.h), for the test
+// that holds it to vocab.BridgeHello.
+const cBridgeHello = C.SBX_BRIDGE_HELLO
+
 // cDecode runs the C stage's decoder (ns_stage2_linux.c) on args, for the
 // test that holds it to the Go definition in internal/vocab.
 func cDecode(args []string) (vocab.Spec, error) {
@@ -51,6 +55,7 @@ func cDecode(args []string) (vocab.Spec, error) {
 		UnixSockets:  list(s.unixsock, s.nunixsock),
 		Argv:         list(s.cmd, s.ncmd),
 		AllowNetwork: s.allow_net != 0,
+		Proxied:      s.proxied != 0,
 		RequireFull:  s.require_full != 0,
 		Probe:        s.probe != 0,
 	}
@@ -63,9 +68,16 @@ func cDecode(args []string) (vocab.Spec, error) {
 	if s.seccomp != nil {
 		spec.Seccomp = C.GoString(s.seccomp)
 	}
+	if s.bridge != nil {
+		spec.Bridge = C.GoString(s.bridge)
+	}
+	for _, port := range unsafe.Slice(s.ports, s.nports) {
+		spec.Ports = append(spec.Ports, int(port))
+	}
 	C.free(unsafe.Pointer(s.writable))
 	C.free(unsafe.Pointer(s.ro))
 	C.free(unsafe.Pointer(s.deny))
 	C.free(unsafe.Pointer(s.unixsock))
+	C.free(unsafe.Pointer(s.ports))
 	return spec, nil
 }

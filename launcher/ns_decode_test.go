@@ -25,6 +25,8 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Writable: []string{"/"}, Argv: []string{"x"}},
 		{Token: tok, Seccomp: "0600000000ff7f00", Argv: []string{"x"}},
 		{Token: tok, UnixSockets: []string{"/run/user/1000/agent.sock", "/tmp/odd name\n"}, Argv: []string{"x"}},
+		{Token: tok, Proxied: true, Ports: []int{43127, 5432, 1, 65535}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"x"}},
+		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -45,6 +47,14 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 	}
 }
 
+// TestCBridgeHelloIsVocabs: the C stage starts its bridge message with the
+// hello the provider's bridge checks.
+func TestCBridgeHelloIsVocabs(t *testing.T) {
+	if cBridgeHello != vocab.BridgeHello {
+		t.Fatalf("C %q, vocab %q", cBridgeHello, vocab.BridgeHello)
+	}
+}
+
 func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 	v := vocab.Version
 	cases := [][]string{
@@ -60,6 +70,12 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-u", "sock", "-net", "deny", "--", "true"}, {v, "-u", "/run/../sock", "-net", "deny", "--", "true"},
 		{v, "-net", "deny", "-u"},
 		{v, "-seccomp", "0600", "-net", "deny", "--", "true"}, {v, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
+		{v, "-net", "proxied", "--", "true"}, {v, "-net", "allow", "-port", "80", "--", "true"},
+		{v, "-net", "deny", "-port", "0", "--", "true"}, {v, "-net", "deny", "-port", "65536", "--", "true"},
+		{v, "-net", "deny", "-port", "080", "--", "true"}, {v, "-net", "deny", "-port", "+80", "--", "true"},
+		{v, "-net", "deny", "-port", "", "--", "true"}, {v, "-net", "deny", "-port", "8x", "--", "true"},
+		{v, "-net", "deny", "-bridge", "/b", "--", "true"}, {v, "-net", "deny", "-port", "80", "-bridge", "b", "--", "true"},
+		{v, "-net", "deny", "-port", "80", "-bridge", "/b", "-bridge", "/c", "--", "true"},
 	}
 	for _, args := range cases {
 		_, goErr := vocab.Decode(args)
@@ -76,6 +92,7 @@ func FuzzCDecoder(f *testing.F) {
 	seed, _ := vocab.Encode(vocab.NsRun, vocab.Spec{Token: tok, Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/s"}, UnixSockets: []string{"/u"}, Dir: "/ws", Argv: []string{"true"}})
 	f.Add(strings.Join(seed[1:], "\x1f"))
 	f.Add(vocab.Version + "\x1f-net\x1fallow\x1f-probe\x1f-w\x1f/a\x1f--")
+	f.Add(vocab.Version + "\x1f-net\x1fproxied\x1f-port\x1f3128\x1f-bridge\x1f/b\x1f--\x1ftrue")
 	f.Fuzz(func(t *testing.T, joined string) {
 		if strings.IndexByte(joined, 0) >= 0 {
 			return // a C string cannot hold NUL, nor can argv

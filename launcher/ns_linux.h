@@ -9,8 +9,9 @@
 struct spec {
 	char **writable, **ro, **deny, **unixsock, **cmd;
 	int nwritable, nro, ndeny, nunixsock, ncmd;
-	char *tempdir, *dir, *seccomp;
-	int allow_net, require_full, probe;
+	char *tempdir, *dir, *seccomp, *bridge;
+	int allow_net, proxied, require_full, probe;
+	int *ports, nports;
 };
 
 // sbx_decode parses args (argv without argv[0]) into s; on failure it
@@ -26,6 +27,17 @@ extern char sbx_ns_token[33];
 
 // sbx_ns_netns is 1 when stage 1 made a new network namespace.
 extern int sbx_ns_netns;
+
+// sbx_ns_bridge is stage 1's connection to the provider's bridge (-bridge),
+// made while the host's tree is in view, or -1. Stage 2 sends the loopback
+// listeners for the spec's ports over it (SBX_BRIDGE_HELLO, the token, the
+// ports, the descriptors); stage 1 holds it until the sandbox ends, which
+// tells the provider to close them.
+extern int sbx_ns_bridge;
+
+// SBX_BRIDGE_HELLO starts the bridge message: vocab.BridgeHello, which a
+// test holds this to.
+#define SBX_BRIDGE_HELLO "sandbox-local-bridge/1"
 
 // sbx_watch is one mount pid 1 watches once the command runs: a mount that
 // protects a path (a read-only bind, a pin, a deny-read mount), by its

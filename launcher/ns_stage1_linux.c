@@ -42,6 +42,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@
 
 char sbx_ns_token[33];
 int sbx_ns_netns;
+int sbx_ns_bridge = -1;
 
 static int sigpipe_w = -1;
 
@@ -255,6 +258,19 @@ static pid_t spawn_stage2(struct stage2_args *a) {
 	return pid;
 }
 
+// connect_bridge connects to the provider's bridge socket (a seqpacket
+// socket in the caller's private temp parent).
+static void connect_bridge(const char *token, const char *path) {
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof a.sun_path)
+		sbx_fatal(token, "the network bridge's path is too long for a UNIX socket: %s", path);
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+		sbx_fatal(token, "connect to the network bridge %s: %s (the wrap's provider must still run)", path, strerror(errno));
+	sbx_ns_bridge = fd;
+}
+
 __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
@@ -277,13 +293,20 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 
 	// Only the network flag matters here; stage 2 decodes and checks the
 	// whole vocabulary (and fails with a signed line if it is malformed).
+	// So does the bridge, which is connected here, as the caller, before
+	// any namespace: stage 2 checks that it matches its decoded spec.
 	int netns = 1;
+	const char *bridge = NULL;
 	for (int i = 2; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], "allow") == 0)
 			netns = 0;
+		if (strcmp(argv[i], "-bridge") == 0)
+			bridge = argv[i + 1];
 	}
+	if (bridge)
+		connect_bridge(token, bridge);
 
 	uid_t uid = getuid();
 	gid_t gid = getgid();

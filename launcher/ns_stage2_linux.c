@@ -40,6 +40,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +58,7 @@
 #include "ns_linux.h"
 #include "shared_linux.h"
 
-#define VERSION "sandbox-local/3"
+#define VERSION "sandbox-local/4"
 #define MAX_ARGS (1 << 16)
 
 
@@ -86,6 +88,21 @@ static int clean_abs(const char *p) {
 	return 1;
 }
 
+// parse_port: decimal, no sign, no leading zero, 1 to 65535 (the one form
+// internal/vocab writes); -1 otherwise.
+static int parse_port(const char *v) {
+	size_t n = strlen(v);
+	if (n == 0 || n > 5 || v[0] == '0')
+		return -1;
+	int port = 0;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return -1;
+		port = port * 10 + (*v - '0');
+	}
+	return port <= 65535 ? port : -1;
+}
+
 // valid_program: lowercase hex, whole 8-byte instructions, not empty.
 static int valid_program(const char *h) {
 	size_t n = strlen(h);
@@ -109,7 +126,8 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 	s->ro = calloc(argc, sizeof(char *));
 	s->deny = calloc(argc, sizeof(char *));
 	s->unixsock = calloc(argc, sizeof(char *));
-	if (!s->writable || !s->ro || !s->deny || !s->unixsock)
+	s->ports = calloc(argc, sizeof(int));
+	if (!s->writable || !s->ro || !s->deny || !s->unixsock || !s->ports)
 		return snprintf(err, errlen, "out of memory"), -1;
 	int i = 1, dashes = 0, net = 0;
 	while (i < argc) {
@@ -119,7 +137,8 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			break;
 		}
 		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-d") ||
-		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp");
+		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp") ||
+		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge");
 		char *val = NULL;
 		if (takes) {
 			if (i >= argc)
@@ -149,8 +168,19 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			net = 1;
 			if (!strcmp(val, "allow"))
 				s->allow_net = 1;
+			else if (!strcmp(val, "proxied"))
+				s->proxied = 1;
 			else if (strcmp(val, "deny") != 0)
-				return snprintf(err, errlen, "-net \"%.120s\": want deny or allow", val), -1;
+				return snprintf(err, errlen, "-net \"%.120s\": want deny, allow or proxied", val), -1;
+		} else if (!strcmp(opt, "-port")) {
+			int port = parse_port(val);
+			if (port < 0)
+				return snprintf(err, errlen, "-port \"%.120s\": not a port", val), -1;
+			s->ports[s->nports++] = port;
+		} else if (!strcmp(opt, "-bridge")) {
+			if (s->bridge)
+				return snprintf(err, errlen, "-bridge given twice"), -1;
+			s->bridge = val, what = "bridge";
 		} else if (!strcmp(opt, "-seccomp")) {
 			if (s->seccomp)
 				return snprintf(err, errlen, "-seccomp given twice"), -1;
@@ -171,6 +201,12 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		return snprintf(err, errlen, "missing --"), -1;
 	if (!net)
 		return snprintf(err, errlen, "missing -net"), -1;
+	if (s->allow_net && s->nports)
+		return snprintf(err, errlen, "-port under network allow"), -1;
+	if (s->proxied && !s->nports)
+		return snprintf(err, errlen, "proxied network without the proxy's -port"), -1;
+	if (s->bridge && !s->nports)
+		return snprintf(err, errlen, "-bridge without -port"), -1;
 	s->cmd = args + i;
 	s->ncmd = argc - i;
 	if (s->probe && s->ncmd)
@@ -792,6 +828,59 @@ static void loopback_up(void) {
 	close(fd);
 }
 
+// hand_over_ports makes a listener on the sandbox's loopback for each of
+// the spec's ports (the domain proxy's, allowed local ports) and sends them
+// to the provider over the bridge stage 1 connected: the provider accepts
+// on them, outside, and passes each connection to its proxy or to the
+// host's port. The command never holds them. The provider answers "ok"
+// once it serves them; anything else, or no answer, is fatal.
+#define MAX_PORTS 250 // below SCM_MAX_FD
+static void hand_over_ports(const struct spec *s) {
+	if (!s->nports)
+		return;
+	if (!s->bridge || sbx_ns_bridge < 0)
+		sbx_fatal(sbx_ns_token, "loopback ports without the network bridge");
+	if (s->nports > MAX_PORTS)
+		sbx_fatal(sbx_ns_token, "%d loopback ports, at most %d", s->nports, MAX_PORTS);
+	int fds[MAX_PORTS];
+	char msg[64 + 6 * MAX_PORTS];
+	int n = snprintf(msg, sizeof msg, "%s %s", SBX_BRIDGE_HELLO, sbx_ns_token);
+	for (int i = 0; i < s->nports; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		must(fd, "listen on the sandbox's loopback: socket", NULL);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->ports[i]), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 512) < 0)
+			sbx_fatal(sbx_ns_token, "listen on the sandbox's loopback port %d: %s", s->ports[i], strerror(errno));
+		fds[i] = fd;
+		n += snprintf(msg + n, sizeof msg - n, " %d", s->ports[i]);
+	}
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * MAX_PORTS)];
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct iovec iov = {msg, (size_t)n};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	                    .msg_controllen = CMSG_SPACE(sizeof(int) * s->nports)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * s->nports);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * s->nports);
+	if (sendmsg(sbx_ns_bridge, &mh, MSG_NOSIGNAL) != n)
+		sbx_fatal(sbx_ns_token, "hand the loopback ports to the network bridge: %s", strerror(errno));
+	struct pollfd p = {sbx_ns_bridge, POLLIN, 0};
+	char ack[8];
+	int r = poll(&p, 1, 10000);
+	ssize_t got = r == 1 ? read(sbx_ns_bridge, ack, sizeof ack) : -1;
+	if (got != 2 || memcmp(ack, "ok", 2) != 0)
+		sbx_fatal(sbx_ns_token, "the network bridge did not take the loopback ports (%s)", r == 0 ? "no answer in 10 s" : got == 0 ? "it closed" : "refused");
+	for (int i = 0; i < s->nports; i++)
+		close(fds[i]);
+	close(sbx_ns_bridge);
+	sbx_ns_bridge = -1;
+}
+
 // ---- 5. confinement ----
 
 static void drop_capabilities(void) {
@@ -1211,6 +1300,8 @@ void sbx_ns_stage2(int argc, char **argv) {
 		sbx_fatal(sbx_ns_token, "malformed launcher arguments: %s", err);
 	if (s.allow_net == sbx_ns_netns)
 		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network namespace");
+	if (!s.bridge != (sbx_ns_bridge < 0))
+		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network bridge");
 	if (s.require_full)
 		require_full(&s);
 	plan(&s);
@@ -1219,6 +1310,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 		enter_dir(s.dir);
 	if (!s.allow_net)
 		loopback_up();
+	hand_over_ports(&s);
 	confine_unix_sockets(&s);
 	carve_deny_read(&s);
 	drop_capabilities();

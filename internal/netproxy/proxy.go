@@ -56,6 +56,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	blocked  map[hostPort]*Blocked
 	tunnels  map[net.Conn]struct{}
+	extra    map[net.Listener]struct{} // listeners given to Serve
 	closeErr error
 	once     sync.Once
 }
@@ -93,7 +94,7 @@ func Start(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("netproxy: listen: %w", err)
 	}
 	p := &Proxy{cfg: cfg, ln: ln, conns: make(chan net.Conn), done: make(chan struct{}),
-		blocked: map[hostPort]*Blocked{}, tunnels: map[net.Conn]struct{}{}}
+		blocked: map[hostPort]*Blocked{}, tunnels: map[net.Conn]struct{}{}, extra: map[net.Listener]struct{}{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL = r.In.URL
@@ -112,7 +113,7 @@ func Start(cfg Config) (*Proxy, error) {
 		ErrorLog: nil}
 	p.wg.Add(2)
 	go func() { defer p.wg.Done(); _ = p.srv.Serve(chanListener{p}) }()
-	go func() { defer p.wg.Done(); p.accept() }()
+	go func() { defer p.wg.Done(); p.accept(ln) }()
 	return p, nil
 }
 
@@ -136,10 +137,40 @@ func (p *Proxy) Blocked() []Blocked {
 	return out
 }
 
+// Serve accepts connections on ln as on the proxy's own listener, in the
+// background, until ln is closed or the proxy is (which closes ln). The
+// namespaces runner gives it the listeners made inside a sandbox's own
+// network namespace.
+func (p *Proxy) Serve(ln net.Listener) {
+	p.mu.Lock()
+	select {
+	case <-p.done:
+		p.mu.Unlock()
+		ln.Close()
+		return
+	default:
+	}
+	p.extra[ln] = struct{}{}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		p.accept(ln)
+		p.mu.Lock()
+		delete(p.extra, ln)
+		p.mu.Unlock()
+	}()
+}
+
 // Close stops the proxy and ends every connection it serves.
 func (p *Proxy) Close() error {
 	p.once.Do(func() {
+		p.mu.Lock()
 		close(p.done)
+		for ln := range p.extra {
+			ln.Close()
+		}
+		p.mu.Unlock()
 		p.closeErr = p.ln.Close()
 		_ = p.srv.Close()
 		p.mu.Lock()
@@ -182,16 +213,19 @@ func (p *Proxy) untrack(c net.Conn) {
 	p.mu.Unlock()
 }
 
-// accept reads each connection's first byte: 5 is SOCKS5, anything else
-// goes to the HTTP server.
-func (p *Proxy) accept() {
+// accept reads the first byte of each connection ln accepts: 5 is SOCKS5,
+// anything else goes to the HTTP server. It returns when ln is closed.
+func (p *Proxy) accept(ln net.Listener) {
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			select {
 			case <-p.done:
 				return
 			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -401,22 +435,28 @@ func (p *Proxy) tunnel(client, up net.Conn, pending []byte) {
 			return
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		io.Copy(up, raw)
-		closeWrite(up)
-		close(done)
-	}()
-	io.Copy(raw, up)
-	closeWrite(raw)
-	<-done
+	Splice(raw, up)
 	raw.Close()
 	up.Close()
 }
 
+// Splice copies a to b and b to a until both directions end, passing each
+// end of stream on as a half-close where the connection has one.
+func Splice(a, b net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(b, a)
+		closeWrite(b)
+		close(done)
+	}()
+	io.Copy(a, b)
+	closeWrite(a)
+	<-done
+}
+
 func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.CloseWrite()
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
 		return
 	}
 	c.Close()

@@ -39,7 +39,10 @@ const (
 //     holds in (it has only its own loopback). Every other family is
 //     refused: UNIX sockets reach the host's daemons through the file
 //     system, vsock and the like are not namespaced at all.
-//   - landlock: none.
+//   - landlock: none, or IP when the spec names loopback ports the command
+//     may connect to (the domain proxy's, allowed local ports): then only
+//     TCP stream sockets (addTCPOnlyRules), whose connects Landlock limits
+//     to those ports.
 //   - both: UNIX when the spec allows some UNIX sockets by path; the
 //     launcher then confines their lookups with Landlock where the kernel
 //     can (vocab.UnixSocketGaps says where it cannot).
@@ -48,10 +51,57 @@ func allowedFamilies(k programKey) map[int]bool {
 	if k.profile == Namespaces {
 		allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
 	}
+	if k.tcpPorts {
+		allowed[unix.AF_INET], allowed[unix.AF_INET6] = true, true
+	}
 	if k.unixSockets {
 		allowed[unix.AF_UNIX] = true
 	}
 	return allowed
+}
+
+// addTCPOnlyRules narrows the IP sockets the landlock profile allows for
+// its TCP ports to what Landlock confines, TCP connect: every other socket
+// type (UDP, so DNS to an outside resolver too; raw; ICMP) and every
+// protocol but TCP (MPTCP, SCTP) is refused; listen is refused (an unbound
+// socket would autobind a port on every interface, which no Landlock rule
+// covers); and so is a send with MSG_FASTOPEN, which connects without
+// connect(2). The type is compared on its low four bits (SOCK_TYPE_MASK);
+// the kernel ignores the flags above them.
+func addTCPOnlyRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
+	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
+	for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+		isFam := cond(0, seccomp.CompareEqual, fam)
+		for t := uint64(0); t < 16; t++ {
+			if t == unix.SOCK_STREAM {
+				continue
+			}
+			if err := add("socket", eacces, isFam, cond(1, seccomp.CompareMaskedEqual, 0xf, t)); err != nil {
+				return err
+			}
+		}
+		// Protocol 0 (the default, TCP) and IPPROTO_TCP only.
+		if err := add("socket", eacces, isFam, cond(2, seccomp.CompareGreater, unix.IPPROTO_TCP)); err != nil {
+			return err
+		}
+		for proto := uint64(1); proto < unix.IPPROTO_TCP; proto++ {
+			if err := add("socket", eacces, isFam, cond(2, seccomp.CompareEqual, proto)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := add("listen", eacces); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		name string
+		arg  uint
+	}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+		if err := add(m.name, eacces, cond(m.arg, seccomp.CompareMaskedEqual, unix.MSG_FASTOPEN, unix.MSG_FASTOPEN)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // denySocketFamilies refuses socket(2) for every family but allowed: one
@@ -184,6 +234,11 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	}
 	if err := addModeRules(f, k.profile, add, cond); err != nil {
 		return err
+	}
+	if k.tcpPorts {
+		if err := addTCPOnlyRules(add, cond); err != nil {
+			return err
+		}
 	}
 	if !k.allowNetwork {
 		if allowed := allowedFamilies(k); len(allowed) > 0 {
@@ -364,17 +419,22 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 }
 
 // programKey is everything a program depends on: the runner's profile,
-// the network mode, and whether some UNIX sockets are allowed by path (the
-// paths themselves are the launcher's Landlock rules, not the filter's).
+// the network mode, whether some UNIX sockets are allowed by path (the
+// paths themselves are the launcher's Landlock rules, not the filter's),
+// and, for the landlock profile, whether some loopback TCP ports are (the
+// ports are Landlock's rules too). The namespaces profile allows IP in
+// its own network namespace already, so its ports change nothing here.
 // build and addRules read nothing else, so BPF may cache on it.
 type programKey struct {
 	profile      Profile
 	allowNetwork bool
 	unixSockets  bool
+	tcpPorts     bool
 }
 
 func keyOf(s vocab.Spec, profile Profile) programKey {
-	return programKey{profile: profile, allowNetwork: s.AllowNetwork, unixSockets: len(s.UnixSockets) > 0}
+	return programKey{profile: profile, allowNetwork: s.AllowNetwork, unixSockets: len(s.UnixSockets) > 0,
+		tcpPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0}
 }
 
 var (

@@ -39,6 +39,7 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	var gaps []Gap
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
+	gaps = append(gaps, LandlockPortGap(s)...)
 	gaps = append(gaps, Gap{"ipc", "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
 	gaps = append(gaps, LandlockProcGap)
 	if len(s.DenyRead) > 0 {
@@ -109,6 +110,32 @@ func Within(p, root string) bool {
 		return true
 	}
 	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
+}
+
+// ErrPortsNeedTCPRules is why a landlock wrap with loopback ports (the
+// proxied network, allowed local ports) cannot run on a kernel without
+// Landlock's TCP rules: seccomp would have to let TCP sockets through, and
+// nothing would then hold their connects to those ports.
+func ErrPortsNeedTCPRules(abi int) error {
+	return fmt.Errorf("the proxied network and allowed local ports need Landlock's TCP rules (ABI %d; this kernel has %d)", ABINetTCP, abi)
+}
+
+// LandlockPortGap is the gap of loopback ports under landlock: a Landlock
+// port rule holds for every address, so the command can connect to those
+// ports on any host, not only on loopback. nil without ports.
+func LandlockPortGap(s Spec) []Gap {
+	if len(s.Ports) == 0 {
+		return nil
+	}
+	ports := make([]string, len(s.Ports))
+	for i, p := range s.Ports {
+		ports[i] = fmt.Sprint(p)
+	}
+	what := "allowed local port"
+	if s.Proxied {
+		what = "the domain proxy's port first, then the allowed local ports"
+	}
+	return []Gap{{"net", fmt.Sprintf("TCP connects to port %s (%s) are allowed to every address, not only loopback: a Landlock port rule cannot tell addresses apart (needs the namespaces runner); the proxy's port is picked at random for each wrap, and no other socket, UDP or DNS is allowed", strings.Join(ports, ", "), what)}}
 }
 
 // UnixSocketGaps is the gap of allowing some pathname UNIX sockets under

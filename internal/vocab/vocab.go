@@ -23,7 +23,13 @@
 //	-d PATH   deny-read path
 //	-u PATH   pathname UNIX socket the command may connect to
 //	-C DIR    working directory of the command
-//	-net MODE allow or deny
+//	-net MODE allow, deny or proxied (the domain proxy only)
+//	-port N   TCP port on loopback the command may connect to under deny or
+//	          proxied (repeatable): the proxy's first when proxied, then the
+//	          allowed local ports
+//	-bridge PATH the provider's UNIX socket where the namespaces launcher
+//	          hands over the loopback listeners it makes for the ports inside
+//	          the sandbox's network namespace (only with -port)
 //	-seccomp HEX the launcher's seccomp program (the provider compiles the
 //	          filter from the one Go definition, package seccompfilter; it
 //	          travels with the spec it was compiled for, and both launchers
@@ -42,12 +48,21 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/3"
+const Version = "sandbox-local/4"
+
+// BridgeHello starts the message in which the namespaces launcher hands
+// the provider its loopback listeners (-bridge): one seqpacket message,
+// "BridgeHello TOKEN PORT...", space-separated, with one listening TCP
+// socket per port in SCM_RIGHTS, in the same order; the provider answers
+// "ok" once it serves them. launcher/ns_linux.h defines it for C, and a
+// test holds the two together.
+const BridgeHello = "sandbox-local-bridge/1"
 
 // TokenEnv is the environment variable that carries the wrap's token to
 // the launcher.
@@ -62,8 +77,9 @@ const (
 
 // Network modes on the wire.
 const (
-	NetDeny  = "deny"
-	NetAllow = "allow"
+	NetDeny    = "deny"
+	NetAllow   = "allow"
+	NetProxied = "proxied"
 )
 
 // tokenLen is the length of a token in hex characters (128 bits).
@@ -95,6 +111,17 @@ type Spec struct {
 	Dir string
 	// AllowNetwork lifts the network confinement.
 	AllowNetwork bool
+	// Proxied: the network is the domain proxy only, at Ports[0] on
+	// loopback. It excludes AllowNetwork.
+	Proxied bool
+	// Ports are the TCP ports on loopback the command may connect to
+	// (network deny or proxied): the proxy's first when Proxied, then the
+	// allowed local ports. Each is 1 to 65535.
+	Ports []int
+	// Bridge is the provider's UNIX socket where the namespaces launcher
+	// hands over the listeners it makes for Ports on the sandbox's own
+	// loopback; set only with Ports.
+	Bridge string
 	// RequireFull turns partial enforcement into a launcher failure.
 	RequireFull bool
 	// Probe asks the launcher to confine itself and prove the confinement
@@ -157,10 +184,19 @@ func Encode(name string, s Spec) ([]string, error) {
 		args = append(args, "-C", s.Dir)
 	}
 	net := NetDeny
-	if s.AllowNetwork {
+	switch {
+	case s.AllowNetwork:
 		net = NetAllow
+	case s.Proxied:
+		net = NetProxied
 	}
 	args = append(args, "-net", net)
+	for _, port := range s.Ports {
+		args = append(args, "-port", strconv.Itoa(port))
+	}
+	if s.Bridge != "" {
+		args = append(args, "-bridge", s.Bridge)
+	}
 	if s.RequireFull {
 		args = append(args, "-full")
 	}
@@ -204,7 +240,7 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-d", "-u", "-C", "-net", "-seccomp":
+		case "-w", "-t", "-r", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -253,9 +289,25 @@ func Decode(args []string) (Spec, error) {
 			case NetDeny:
 			case NetAllow:
 				s.AllowNetwork = true
+			case NetProxied:
+				s.Proxied = true
 			default:
-				return s, fmt.Errorf("%w: -net %q: want %s or %s", ErrMalformed, clip(val), NetDeny, NetAllow)
+				return s, fmt.Errorf("%w: -net %q: want %s, %s or %s", ErrMalformed, clip(val), NetDeny, NetAllow, NetProxied)
 			}
+		case "-port":
+			port, ok := parsePort(val)
+			if !ok {
+				return s, fmt.Errorf("%w: -port %q: want a port, 1 to 65535, in decimal without leading zeros", ErrMalformed, clip(val))
+			}
+			s.Ports = append(s.Ports, port)
+		case "-bridge":
+			if s.Bridge != "" {
+				return s, fmt.Errorf("%w: -bridge given twice", ErrMalformed)
+			}
+			if val == "" {
+				return s, fmt.Errorf("%w: -bridge: empty path", ErrMalformed)
+			}
+			s.Bridge = val
 		case "-full":
 			s.RequireFull = true
 		case "-probe":
@@ -315,6 +367,28 @@ func (s Spec) validate() error {
 			return err
 		}
 	}
+	if s.Bridge != "" {
+		if err := check("bridge", s.Bridge); err != nil {
+			return err
+		}
+	}
+	if s.AllowNetwork && s.Proxied {
+		return fmt.Errorf("%w: network allow and proxied at once", ErrMalformed)
+	}
+	if s.AllowNetwork && len(s.Ports) > 0 {
+		return fmt.Errorf("%w: -port under network allow", ErrMalformed)
+	}
+	if s.Proxied && len(s.Ports) == 0 {
+		return fmt.Errorf("%w: proxied network without the proxy's -port", ErrMalformed)
+	}
+	if s.Bridge != "" && len(s.Ports) == 0 {
+		return fmt.Errorf("%w: -bridge without -port", ErrMalformed)
+	}
+	for _, port := range s.Ports {
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("%w: port %d out of range", ErrMalformed, port)
+		}
+	}
 	if s.Seccomp != "" && !validProgram(s.Seccomp) {
 		return fmt.Errorf("%w: seccomp program is not hex instructions", ErrMalformed)
 	}
@@ -330,6 +404,22 @@ func (s Spec) validate() error {
 		}
 	}
 	return nil
+}
+
+// parsePort parses a port in the one form Encode writes (and the C
+// decoder accepts): decimal, no sign, no leading zero, 1 to 65535.
+func parsePort(v string) (int, bool) {
+	if v == "" || len(v) > 5 || v[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n <= 65535
 }
 
 // validProgram reports whether h is a non-empty hex BPF program: lowercase

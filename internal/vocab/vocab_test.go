@@ -20,6 +20,8 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Seccomp: "0600000000ff7f00" + "0600000000000000", Argv: []string{"x"}},
 		{Token: tok, UnixSockets: []string{"/run/user/1000/ssh-agent.sock", "/tmp/-u"}, Argv: []string{"-u", "/x"}},
+		{Token: tok, Proxied: true, Ports: []int{41234, 5432}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"curl"}},
+		{Token: tok, Ports: []int{5432}, Argv: []string{"psql"}},
 	}
 	for i, s := range cases {
 		args, err := Encode(LandlockRun, s)
@@ -75,6 +77,15 @@ func TestDecodeRejects(t *testing.T) {
 		"upper seccomp":      {Version, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
 		"seccomp twice":      {Version, "-seccomp", "0600000000ff7f00", "-seccomp", "0600000000ff7f00", "-net", "deny", "--", "true"},
 		"nul in argv":        {Version, "-net", "deny", "--", "tr\x00ue"},
+		"proxied, no port":   {Version, "-net", "proxied", "--", "true"},
+		"port under allow":   {Version, "-net", "allow", "-port", "80", "--", "true"},
+		"port zero":          {Version, "-net", "deny", "-port", "0", "--", "true"},
+		"port too large":     {Version, "-net", "deny", "-port", "65536", "--", "true"},
+		"port leading zero":  {Version, "-net", "deny", "-port", "080", "--", "true"},
+		"port with a sign":   {Version, "-net", "deny", "-port", "+80", "--", "true"},
+		"bridge, no port":    {Version, "-net", "deny", "-bridge", "/b", "--", "true"},
+		"relative bridge":    {Version, "-net", "deny", "-port", "80", "-bridge", "b", "--", "true"},
+		"bridge twice":       {Version, "-net", "deny", "-port", "80", "-bridge", "/b", "-bridge", "/c", "--", "true"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
