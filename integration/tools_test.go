@@ -191,6 +191,25 @@ func toolVerb(args []string) string {
 			c.Close()
 		}
 		return result(err)
+	case "listen-tcp":
+		// An unbound TCP socket's listen autobinds a port on every address.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err == nil {
+			err = unix.Listen(fd, 1)
+			unix.Close(fd)
+		}
+		return result(err)
+	case "fastopen":
+		// fastopen IP PORT: a TCP connect made by sendto(MSG_FASTOPEN).
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err == nil {
+			port, _ := strconv.Atoi(arg(2))
+			sa := &unix.SockaddrInet4{Port: port}
+			copy(sa.Addr[:], net.ParseIP(arg(1)).To4())
+			err = unix.Sendto(fd, []byte("ping"), unix.MSG_FASTOPEN, sa)
+			unix.Close(fd)
+		}
+		return result(err)
 	case "connect-tcp6":
 		c, err := net.DialTimeout("tcp6", arg(1), 2*time.Second)
 		if err == nil {

@@ -29,6 +29,9 @@ type Outcome struct {
 	ExitCode int         `json:"exit_code"`
 	// Reason is the launcher's fatal reason, or the denial signature seen.
 	Reason string `json:"reason,omitempty"`
+	// Blocked are the destinations the domain proxy refused during the
+	// run (NetworkProxied): host, port, how often, why.
+	Blocked []BlockedRequest `json:"blocked,omitempty"`
 }
 
 // Rule kinds of a RunnerFailureRule.
@@ -75,6 +78,7 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 	if o.Kind == OutcomeRunnerFailure && w.fromCache {
 		forgetVerdict()
 	}
+	o.Blocked = w.Blocked()
 	return o
 }
 

@@ -34,6 +34,11 @@ const (
 	NetworkDeny NetworkMode = "deny"
 	// NetworkAllow: the network is not confined.
 	NetworkAllow NetworkMode = "allow"
+	// NetworkProxied: the network is a domain proxy that the provider runs
+	// for the wrap, and only the names Policy.AllowDomains lists are
+	// reached through it; no other connection leaves the sandbox (see
+	// docs/policy.md, "The proxied network"). Otherwise as NetworkDeny.
+	NetworkProxied NetworkMode = "proxied"
 )
 
 // Policy is what one command may do. It is per call: the provider keeps none.
@@ -67,6 +72,26 @@ type Policy struct {
 	AllowRead []string `json:"allow_read,omitempty"`
 	// Network defaults to NetworkDeny.
 	Network NetworkMode `json:"network,omitempty"`
+	// AllowDomains are the destinations the proxy of NetworkProxied
+	// connects to: a name ("registry.npmjs.org"), a wildcard for the names
+	// below one ("*.github.com", not github.com itself), or an IP literal,
+	// each with an optional ":port" (any port without). Only with
+	// NetworkProxied; a malformed entry is INVALID_POLICY.
+	AllowDomains []string `json:"allow_domains,omitempty"`
+	// DenyDomains are refused even where AllowDomains would allow them.
+	// Only with NetworkProxied.
+	DenyDomains []string `json:"deny_domains,omitempty"`
+	// AllowPrivateDestinations lets an allowed name resolve to a loopback,
+	// private or link-local address (or an allowed IP literal be one).
+	// Off, the proxy refuses those, so a public name that an attacker
+	// points at 127.0.0.1 or the cloud metadata address (DNS rebinding)
+	// reaches nothing. Only with NetworkProxied.
+	AllowPrivateDestinations bool `json:"allow_private_destinations,omitempty"`
+	// AllowLocalPorts are TCP ports on the host's loopback the command may
+	// connect to directly, under NetworkDeny or NetworkProxied: a dev
+	// server or a test database the agent runs outside the sandbox. The
+	// command reaches them at 127.0.0.1.
+	AllowLocalPorts []int `json:"allow_local_ports,omitempty"`
 	// AllowUnixSockets are absolute paths of pathname UNIX sockets the
 	// command may connect (and send datagrams) to even under network deny:
 	// an ssh-agent, a language server, a test database. Every other UNIX
@@ -118,6 +143,8 @@ type resolved struct {
 	denyRead      []string
 	unixSockets   []string
 	allowNetwork  bool
+	networkMode   NetworkMode
+	network       netPolicy
 	requireFull   bool
 }
 
@@ -153,12 +180,17 @@ func validate(req Request) (*resolved, error) {
 		return nil, invalidf("unknown policy mode %q", p.Mode)
 	}
 	switch p.Network {
-	case "", NetworkDeny:
+	case "", NetworkDeny, NetworkProxied:
 	case NetworkAllow:
 		r.allowNetwork = true
 	default:
 		return nil, invalidf("unknown network mode %q", p.Network)
 	}
+	network, err := validateNetwork(p)
+	if err != nil {
+		return nil, err
+	}
+	r.network, r.networkMode = network, networkName(p.Network)
 
 	ws, err := existingDir("workspace", p.Workspace)
 	if err != nil {

@@ -55,6 +55,33 @@ func TestValidateRejects(t *testing.T) {
 			r.Policy.AllowUnixSockets = []string{"/run/x.sock"}
 			r.Policy.DenyRead = []string{"/run/x.sock"}
 		},
+		"domains without proxied":  func(r *Request) { r.Policy.AllowDomains = []string{"example.com"} },
+		"deny domains under allow": func(r *Request) { r.Policy.Network = NetworkAllow; r.Policy.DenyDomains = []string{"x.com"} },
+		"private without proxied":  func(r *Request) { r.Policy.AllowPrivateDestinations = true },
+		"malformed domain": func(r *Request) {
+			r.Policy.Network = NetworkProxied
+			r.Policy.AllowDomains = []string{"exa mple.com"}
+		},
+		"wildcard in the middle": func(r *Request) {
+			r.Policy.Network = NetworkProxied
+			r.Policy.AllowDomains = []string{"a.*.com"}
+		},
+		"bad domain port": func(r *Request) {
+			r.Policy.Network = NetworkProxied
+			r.Policy.DenyDomains = []string{"example.com:99999"}
+		},
+		"nul in domain": func(r *Request) {
+			r.Policy.Network = NetworkProxied
+			r.Policy.AllowDomains = []string{"example.com\x00"}
+		},
+		"local port zero":         func(r *Request) { r.Policy.AllowLocalPorts = []int{0} },
+		"local port too large":    func(r *Request) { r.Policy.AllowLocalPorts = []int{65536} },
+		"local ports under allow": func(r *Request) { r.Policy.Network = NetworkAllow; r.Policy.AllowLocalPorts = []int{5432} },
+		"too many local ports": func(r *Request) {
+			for p := 1; p <= maxLocalPorts+1; p++ {
+				r.Policy.AllowLocalPorts = append(r.Policy.AllowLocalPorts, p)
+			}
+		},
 		"relative dir": func(r *Request) { r.Dir = "sub" },
 		"missing dir":  func(r *Request) { r.Dir = filepath.Join(ws, "nope") },
 	}

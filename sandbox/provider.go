@@ -27,6 +27,9 @@ type Config struct {
 	// can write (a writable root containing it is INVALID_POLICY); a wrap
 	// selected from it whose launcher fails drops it (Classify).
 	VerdictCache bool `json:"verdict_cache,omitempty"`
+	// Resolver resolves the names the domain proxy of NetworkProxied
+	// connects to; nil is the system's (net.DefaultResolver).
+	Resolver Resolver `json:"-"`
 }
 
 // Provider wraps commands in the local sandbox. It stores only the
@@ -92,6 +95,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if err := prepareTemp(run, &spec, w); err != nil {
 		return nil, err
 	}
+	if err := startNetwork(run, r, &spec, w, p.cfg.Resolver); err != nil {
+		w.Cleanup()
+		return nil, err
+	}
 	if err := run.wrap(spec, w); err != nil {
 		w.Cleanup()
 		return nil, err
@@ -112,6 +119,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
 		w.LaunchEnv = append(w.LaunchEnv, v+"="+w.TempDir)
 	}
+	w.LaunchEnv = append(w.LaunchEnv, w.netVars...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
 		// removes it before the command starts.

@@ -39,10 +39,18 @@ func (l landlockRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.LandlockRun, nil, withSeccomp(seccompfilter.Landlock))
 }
 
+// bridgesPorts: the command shares the host's network; Landlock's TCP
+// rules hold its connects to the ports on the host's loopback (and, a
+// gap, on every other address).
+func (landlockRunner) bridgesPorts() bool { return false }
+
 func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return unavailable(l.name(), "launcher unusable", err)
+	}
+	if abi := l.abi(); len(spec.Ports) > 0 && abi < vocab.ABINetTCP {
+		return unavailable(l.name(), "cannot confine the network to loopback ports", vocab.ErrPortsNeedTCPRules(abi))
 	}
 	spec, err = withSeccomp(seccompfilter.Landlock)(spec)
 	if err != nil {

@@ -64,6 +64,10 @@ func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, er
 	}
 }
 
+// bridgesPorts: the sandbox has its own network namespace; the launcher
+// hands its loopback listeners to the provider's bridge.
+func (namespacesRunner) bridgesPorts() bool { return true }
+
 func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	exe, err := launcherPath()
 	if err != nil {

@@ -44,8 +44,9 @@ type Wrapped struct {
 	// applied (TMPDIR points at TempDir), the variables HeldEnv names held
 	// back. It is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
-	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, and
-	// the wrap's token, which the launcher reads and removes), for a
+	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, the
+	// proxy's variables under NetworkProxied, and the wrap's token, which
+	// the launcher reads and removes), for a
 	// consumer that spawns Path and Args from the JSON with an environment
 	// of its own. It holds the token: do not let the command read it.
 	LaunchEnv []string `json:"launch_env,omitempty"`
@@ -76,6 +77,11 @@ type Wrapped struct {
 	RunnerFailure RunnerFailureRule `json:"runner_failure"`
 	// TempDir is the wrap's private temp dir, removed by Cleanup.
 	TempDir string `json:"temp_dir,omitempty"`
+	// Network is the policy's network mode (deny when it named none).
+	Network NetworkMode `json:"network"`
+	// Proxy is the URL of the domain proxy the command's clients are
+	// pointed at (NetworkProxied), as the command reaches it.
+	Proxy string `json:"proxy,omitempty"`
 
 	cleanupOnce sync.Once
 	cleanupErr  error
@@ -83,6 +89,8 @@ type Wrapped struct {
 	spawnedMu   sync.Mutex
 	spawned     []*exec.Cmd // what Command returned: Cleanup kills those still running
 	tempVars    []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	netVars     []string    // the proxy's variables (NetworkProxied)
+	net         *wrapNet    // the proxy and bridge this wrap runs until Cleanup
 	fromCache   bool        // the runner was selected from the verdict cache, unprobed
 }
 
@@ -142,6 +150,9 @@ func (w *Wrapped) Cleanup() error {
 			if cmd.Process != nil {
 				cmd.Process.Kill() // os.ErrProcessDone once waited for
 			}
+		}
+		if w.net != nil {
+			w.net.close()
 		}
 		if w.cleanup != nil {
 			w.cleanupErr = w.cleanup()

@@ -2,7 +2,8 @@
 //
 //	sandbox-run [--mode read-only|workspace-write] [--workspace DIR] [--allow-write DIR]...
 //	            [--read-only PATH]... [--writable-config NAME]... [--deny-read PATH]... [--allow-read PATH]...
-//	            [--network deny|allow]
+//	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
+//	            [--allow-private-destinations] [--allow-local-port PORT]...
 //	            [--allow-unix-socket PATH]... [--runner auto|namespaces|landlock] [--require-full]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
@@ -23,6 +24,16 @@
 //
 // The command runs in the current directory, or in the workspace when
 // --workspace names one the current directory is not inside.
+//
+// --allow-domain NAME (a name, *.suffix, or an IP literal, each with an
+// optional :port) selects the proxied network: sandbox-run runs a proxy
+// for the run (HTTP, CONNECT and SOCKS5 on one loopback port), points the
+// command's clients at it (http_proxy, HTTPS_PROXY, ALL_PROXY, npm, pip,
+// cargo, the JVM), and the sandbox lets the command reach nothing else.
+// The proxy refuses what is not allowed with a 403 naming the policy, and
+// after the run a note on stderr (and the report's outcome.blocked) names
+// each refused destination. --allow-local-port PORT lets the command reach
+// a server on the host's loopback at 127.0.0.1:PORT.
 //
 // The command gets this process's environment without the variables that
 // look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...; the rule is
@@ -64,6 +75,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -96,6 +108,19 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// portsFlag is a repeatable TCP port flag.
+type portsFlag []int
+
+func (p *portsFlag) String() string { return fmt.Sprint([]int(*p)) }
+func (p *portsFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q is not a TCP port (1 to 65535)", v)
+	}
+	*p = append(*p, n)
+	return nil
+}
+
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
        sandbox-run doctor [--json]
@@ -107,7 +132,9 @@ configs that run code later (.vscode, .claude, .envrc, .npmrc, ...:
 docs/policy.md; --writable-config releases one) and --read-only paths), reads
 everything but the credential stores under the home directory (~/.ssh,
 ~/.aws, ~/.npmrc, ...: docs/policy.md; --allow-read releases them) and
---deny-read paths, and reaches no network unless --network allow. The command runs in the current directory, or in the
+--deny-read paths, and reaches no network unless --network allow, or only the names
+--allow-domain lists, through a proxy sandbox-run runs (refused ones are
+named after the run). The command runs in the current directory, or in the
 workspace when --workspace names one the current directory is not inside.
 The exit status is the command's; a failure of the sandbox itself is one
 line "sandbox-run: CODE: reason" and exit 125, and the command never ran.
@@ -153,7 +180,13 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its name (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
 	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath PATH (~/.ssh; the home directory releases them all) (repeatable)")
 	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
-	network := fs.String("network", string(sandbox.NetworkDeny), "deny or allow")
+	network := fs.String("network", string(sandbox.NetworkDeny), "deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
+	var allowDomains, denyDomains listFlag
+	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a name the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
+	fs.Var(&denyDomains, "deny-domain", "a name refused even where --allow-domain allows it (repeatable)")
+	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
+	var localPorts portsFlag
+	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
 	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
 	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
@@ -169,6 +202,11 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			return 0, 0
 		}
 		return exitFailure, 0
+	}
+	networkGiven := false
+	fs.Visit(func(f *flag.Flag) { networkGiven = networkGiven || f.Name == "network" })
+	if !networkGiven && len(allowDomains) > 0 {
+		*network = string(sandbox.NetworkProxied)
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -212,17 +250,21 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		Argv: argv,
 		Dir:  commandDir(*workspace != "", ws),
 		Policy: sandbox.Policy{
-			Mode:             sandbox.Mode(*mode),
-			Workspace:        ws,
-			WritableRoots:    allowWrite,
-			ReadOnlySubpaths: readOnly,
-			WritableConfigs:  writableConfigs,
-			DenyRead:         denyRead,
-			AllowRead:        allowRead,
-			AllowUnixSockets: unixSockets,
-			Network:          sandbox.NetworkMode(*network),
-			RequireFull:      *requireFull,
-			Env:              envPolicy,
+			Mode:                     sandbox.Mode(*mode),
+			Workspace:                ws,
+			WritableRoots:            allowWrite,
+			ReadOnlySubpaths:         readOnly,
+			WritableConfigs:          writableConfigs,
+			DenyRead:                 denyRead,
+			AllowRead:                allowRead,
+			AllowUnixSockets:         unixSockets,
+			Network:                  sandbox.NetworkMode(*network),
+			AllowDomains:             allowDomains,
+			DenyDomains:              denyDomains,
+			AllowPrivateDestinations: *allowPrivate,
+			AllowLocalPorts:          localPorts,
+			RequireFull:              *requireFull,
+			Env:                      envPolicy,
 		},
 	}
 	// The temp dirs of runs that were killed before their Cleanup: a
@@ -435,6 +477,9 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	}()
 	err := cmd.Wait()
 	code, sig := exitStatus(cmd, err)
+	if b := w.Blocked(); len(b) > 0 && !quiet {
+		fmt.Fprintln(stderr, blockedNote(b))
+	}
 	if out != nil {
 		outcome := w.Classify(code, out.kept())
 		if rep != nil {

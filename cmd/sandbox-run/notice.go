@@ -65,3 +65,18 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 	return fmt.Sprintf("sandbox-run: note: the command failed (exit %d) after printing %q: the sandbox (runner %s) may have refused it. It may %s; %s grant more (sandbox-run --help)",
 		o.ExitCode, o.Reason, w.Runner, strings.Join(limits, ", "), strings.Join(grants, ", "))
 }
+
+// blockedNote is the line the CLI prints after a run in which the domain
+// proxy refused something: each destination, how often, and why, so that
+// an agent can ask for exactly that name.
+func blockedNote(blocked []sandbox.BlockedRequest) string {
+	parts := make([]string, len(blocked))
+	for i, b := range blocked {
+		times := "once"
+		if b.Count > 1 {
+			times = fmt.Sprintf("%d times", b.Count)
+		}
+		parts[i] = fmt.Sprintf("%s port %d (%s: %s)", b.Host, b.Port, times, b.Reason)
+	}
+	return "sandbox-run: note: the domain proxy refused " + vocab.OneLine(strings.Join(parts, "; ")) + "; --allow-domain NAME allows a name"
+}

@@ -1,0 +1,141 @@
+package sandbox
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/netproxy"
+)
+
+// Resolver resolves the names the proxy of NetworkProxied connects to;
+// net.DefaultResolver is one. Tests give their own (Config.Resolver) to
+// map test names to servers on the machine.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// BlockedRequest is one destination the proxy refused during a wrap, and
+// how often: what an agent asks its user to allow (Policy.AllowDomains).
+type BlockedRequest struct {
+	// Host is the name (or IP literal) the command asked for.
+	Host string `json:"host"`
+	// Port is the port it asked for.
+	Port int `json:"port"`
+	// Count is how many requests were refused.
+	Count int `json:"count"`
+	// Reason is why the first one was.
+	Reason string `json:"reason"`
+}
+
+// maxLocalPorts bounds Policy.AllowLocalPorts (the namespaces launcher
+// passes one descriptor per port in a single message).
+const maxLocalPorts = 64
+
+// netPolicy is the validated network part of a policy that needs loopback
+// ports: the proxy's rules when proxied, and the local ports.
+type netPolicy struct {
+	proxied    bool
+	rules      netproxy.Rules
+	localPorts []int
+}
+
+// needsPorts reports whether the command gets loopback ports: the proxy's,
+// or allowed local ones.
+func (n netPolicy) needsPorts() bool { return n.proxied || len(n.localPorts) > 0 }
+
+// validateNetwork checks the fields of NetworkProxied and AllowLocalPorts.
+func validateNetwork(p Policy) (netPolicy, error) {
+	n := netPolicy{proxied: p.Network == NetworkProxied}
+	if !n.proxied {
+		switch {
+		case len(p.AllowDomains) > 0:
+			return n, invalidf("allow_domains needs network %q (it is %q)", NetworkProxied, networkName(p.Network))
+		case len(p.DenyDomains) > 0:
+			return n, invalidf("deny_domains needs network %q (it is %q)", NetworkProxied, networkName(p.Network))
+		case p.AllowPrivateDestinations:
+			return n, invalidf("allow_private_destinations needs network %q (it is %q)", NetworkProxied, networkName(p.Network))
+		}
+	}
+	for _, list := range []struct {
+		what string
+		in   []string
+		out  *[]netproxy.Pattern
+	}{{"allow_domains", p.AllowDomains, &n.rules.Allow}, {"deny_domains", p.DenyDomains, &n.rules.Deny}} {
+		for _, d := range list.in {
+			if err := checkNUL(list.what+" entry", d); err != nil {
+				return n, err
+			}
+			pat, err := netproxy.ParsePattern(d)
+			if err != nil {
+				return n, &Error{Code: CodeInvalidPolicy, Reason: list.what + " entry " + strconv.Quote(d), Err: err}
+			}
+			*list.out = append(*list.out, pat)
+		}
+	}
+	n.rules.AllowPrivate = p.AllowPrivateDestinations
+	if len(p.AllowLocalPorts) > 0 && p.Network == NetworkAllow {
+		return n, invalidf("allow_local_ports under network %q, which reaches every port anyway", NetworkAllow)
+	}
+	for _, port := range p.AllowLocalPorts {
+		if port < 1 || port > 65535 {
+			return n, invalidf("allow_local_ports: %d is not a TCP port (1 to 65535)", port)
+		}
+		if !slices.Contains(n.localPorts, port) {
+			n.localPorts = append(n.localPorts, port)
+		}
+	}
+	if len(n.localPorts) > maxLocalPorts {
+		return n, invalidf("allow_local_ports: %d ports, at most %d", len(n.localPorts), maxLocalPorts)
+	}
+	return n, nil
+}
+
+func networkName(m NetworkMode) NetworkMode {
+	if m == "" {
+		return NetworkDeny
+	}
+	return m
+}
+
+// proxyEnv is what the wrap sets so that the common clients use the proxy
+// listening at 127.0.0.1:port; prev is the caller's value of a variable
+// (the command's environment before these are set). Names only a
+// particular tool reads, and why:
+//
+//   - http_proxy, https_proxy, all_proxy, no_proxy, lower case: curl and
+//     libcurl (git over https), wget, python (urllib, requests, pip), Go;
+//     curl ignores upper-case HTTP_PROXY (a CGI header can set it), so both
+//     cases are set for the others;
+//   - ALL_PROXY as socks5h: name resolution through the proxy for the
+//     clients that speak SOCKS (curl, git's socks support);
+//   - npm_config_proxy, npm_config_https_proxy: npm reads its own;
+//   - PIP_PROXY: pip's own setting, which wins over its config file;
+//   - CARGO_HTTP_PROXY: cargo reads no http_proxy for its registry;
+//   - JAVA_TOOL_OPTIONS: the JVM reads no variable at all, only system
+//     properties (Maven, Gradle); appended to the caller's options;
+//   - NO_PROXY: loopback goes direct, for allowed local ports (the proxy
+//     would refuse loopback anyway).
+func proxyEnv(port int, prev func(string) string) []string {
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	httpURL, socksURL := "http://"+addr, "socks5h://"+addr
+	const noProxy = "localhost,127.0.0.1,::1"
+	env := []string{
+		"http_proxy=" + httpURL, "HTTP_PROXY=" + httpURL,
+		"https_proxy=" + httpURL, "HTTPS_PROXY=" + httpURL,
+		"all_proxy=" + socksURL, "ALL_PROXY=" + socksURL,
+		"no_proxy=" + noProxy, "NO_PROXY=" + noProxy,
+		"npm_config_proxy=" + httpURL, "npm_config_https_proxy=" + httpURL,
+		"PIP_PROXY=" + httpURL,
+		"CARGO_HTTP_PROXY=" + httpURL,
+	}
+	java := "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=" + strconv.Itoa(port) +
+		" -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=" + strconv.Itoa(port) +
+		" -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]"
+	if old := strings.TrimSpace(prev("JAVA_TOOL_OPTIONS")); old != "" {
+		java = old + " " + java
+	}
+	return append(env, "JAVA_TOOL_OPTIONS="+java)
+}
