@@ -183,15 +183,41 @@ func (p *Proxy) Close() error {
 	return p.closeErr
 }
 
+// maxBlocked bounds the distinct destinations Blocked keeps, and
+// maxHostLen the name kept of each: a command asking for a million
+// made-up names must not grow the consumer's memory without end. Past the
+// bound, refusals are counted under OverflowHost.
+const (
+	maxBlocked = 256
+	maxHostLen = 253
+)
+
+// OverflowHost is the Blocked entry that counts the refusals of
+// destinations past the first maxBlocked.
+const OverflowHost = "(more destinations than the report keeps)"
+
 func (p *Proxy) record(e *RefusedError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := hostPort{e.Host, e.Port}
+	host := e.Host
+	if len(host) > maxHostLen {
+		host = host[:maxHostLen]
+	}
+	k := hostPort{host, e.Port}
 	if b, ok := p.blocked[k]; ok {
 		b.Count++
 		return
 	}
-	p.blocked[k] = &Blocked{Host: e.Host, Port: e.Port, Count: 1, Reason: e.Reason}
+	if len(p.blocked) >= maxBlocked {
+		k = hostPort{OverflowHost, 0}
+		if b, ok := p.blocked[k]; ok {
+			b.Count++
+			return
+		}
+		p.blocked[k] = &Blocked{Host: OverflowHost, Count: 1, Reason: "refused, like those listed"}
+		return
+	}
+	p.blocked[k] = &Blocked{Host: host, Port: e.Port, Count: 1, Reason: e.Reason}
 }
 
 // track keeps c to close at Close; untrack forgets it.

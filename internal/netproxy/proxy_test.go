@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -247,5 +248,36 @@ func TestCloseEndsTunnels(t *testing.T) {
 	p.Close()
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Error("tunnel still open after Close")
+	}
+}
+
+// TestBlockedIsBounded: refusals of many distinct names keep a bounded
+// report; past the bound they are counted, not listed.
+func TestBlockedIsBounded(t *testing.T) {
+	p := &Proxy{blocked: map[hostPort]*Blocked{}}
+	for i := 0; i < maxBlocked+100; i++ {
+		p.record(&RefusedError{Host: strconv.Itoa(i) + strings.Repeat("x", 300), Port: 443, Reason: "not allowed"})
+	}
+	p.record(&RefusedError{Host: "0" + strings.Repeat("x", 300), Port: 443, Reason: "not allowed"}) // a known one is counted where it is
+	b := p.Blocked()
+	if len(b) != maxBlocked+1 {
+		t.Fatalf("%d entries, want %d and the overflow", len(b), maxBlocked)
+	}
+	var over *Blocked
+	for i := range b {
+		if len(b[i].Host) > maxHostLen {
+			t.Fatalf("a host of %d bytes kept", len(b[i].Host))
+		}
+		if b[i].Host == OverflowHost {
+			over = &b[i]
+		}
+	}
+	if over == nil || over.Count != 100 {
+		t.Errorf("overflow entry %+v, want 100 refusals counted", over)
+	}
+	for _, e := range b {
+		if strings.HasPrefix(e.Host, "0x") && e.Count != 2 {
+			t.Errorf("the first name refused twice counts %d", e.Count)
+		}
 	}
 }

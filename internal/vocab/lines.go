@@ -66,8 +66,8 @@ func ProbeOKLine(name, token string) string {
 // holds a path (which may hold a newline or an escape) stays one line.
 func OneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			return ' ' // C0 and C1 controls: no escape sequence reaches a terminal
 		}
 		return r
 	}, s)

@@ -247,3 +247,20 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestOneLineStripsControls: no C0 or C1 control (an escape sequence in a
+// path or a host name a command chose) survives into a printed line.
+func TestOneLineStripsControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\nb":              "a b",
+		"\x1b[2Jgone":       " [2Jgone",
+		"csi\u009b31m":      "csi 31m",
+		"del\x7f":           "del ",
+		"ünïcode stays":     "ünïcode stays",
+		"nbsp\u00a0is text": "nbsp\u00a0is text",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
