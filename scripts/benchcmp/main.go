@@ -7,7 +7,8 @@
 //	go run ./scripts/benchcmp [-rounds 200] [-only true]
 //
 // Variants: no sandbox; a floor Go binary that only execs; landlock and
-// namespaces through the library (Wrap, spawn, wait, Cleanup); the CLI
+// namespaces through the library (Wrap, spawn, wait, Cleanup), with
+// network deny and with the proxied network; the CLI
 // with the landlock runner, dynamically and statically linked (cgo);
 // Debian's bwrap with the closest policy, when installed. Commands: /bin/true,
 // sh -c 'exit 0', and git status in a small repository.
@@ -78,6 +79,10 @@ func run(rounds int, only string) error {
 		}
 	}
 	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}
+	// The proxied network: a proxy started and stopped per wrap, and for
+	// namespaces the bridge and the listener handed over at launch.
+	proxied := pol
+	proxied.Network, proxied.AllowDomains = sandbox.NetworkProxied, []string{"example.com"}
 	variants := []variant{
 		{"bare", func(argv []string) (time.Duration, error) { return timed(exec.Command(argv[0], argv[1:]...), ws) }},
 		{"floor", func(argv []string) (time.Duration, error) {
@@ -85,6 +90,8 @@ func run(rounds int, only string) error {
 		}},
 		library("landlock", pol, ws),
 		library("namespaces", pol, ws),
+		library("landlock-proxied", proxied, ws),
+		library("namespaces-proxied", proxied, ws),
 		cli("cli-landlock-dyn", "landlock", clis["cli-dynamic"], ws),
 		cli("cli-landlock-static", "landlock", clis["cli-static"], ws),
 		cli("cli-namespaces", "namespaces", clis["cli-dynamic"], ws),
@@ -135,10 +142,12 @@ func run(rounds int, only string) error {
 	return tw.Flush()
 }
 
-// library is a variant that wraps through the provider, as an agent does.
-func library(runner string, pol sandbox.Policy, ws string) variant {
+// library is a variant that wraps through the provider, as an agent does;
+// name is the runner's, or the runner's and a suffix after a dash.
+func library(name string, pol sandbox.Policy, ws string) variant {
+	runner, _, _ := strings.Cut(name, "-")
 	p := sandbox.New(sandbox.Config{Runners: []string{runner}})
-	return variant{runner, func(argv []string) (time.Duration, error) {
+	return variant{name, func(argv []string) (time.Duration, error) {
 		ctx := context.Background()
 		start := time.Now()
 		w, err := p.Wrap(ctx, sandbox.Request{Argv: argv, Policy: pol})
