@@ -30,6 +30,10 @@ func (s seatbeltRunner) ready() error {
 // profile it rejects is a runner failure, never an unconfined run.
 func (s seatbeltRunner) probe(context.Context) error { return s.ready() }
 
+// bridgesPorts: the command shares the host's network; the profile allows
+// TCP connects to the ports on localhost only.
+func (seatbeltRunner) bridgesPorts() bool { return false }
+
 func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	path, err := seatbelt.Locate(s.loc)
 	if err != nil {
@@ -42,13 +46,15 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		TempDir:          spec.TempDir,
 		AllowNetwork:     spec.AllowNetwork,
 		UnixSockets:      spec.UnixSockets,
+		LoopbackPorts:    spec.Ports,
+		TrustServices:    spec.Proxied,
 	}
 	prof, err := seatbelt.Build(s.fsys, ss)
 	if err == nil {
 		w.Args, err = prof.Args(spec.Argv)
 	}
 	if err != nil {
-		if errors.Is(err, seatbelt.ErrInvalidPath) || errors.Is(err, seatbelt.ErrNoCommand) {
+		if errors.Is(err, seatbelt.ErrInvalidPath) || errors.Is(err, seatbelt.ErrNoCommand) || errors.Is(err, seatbelt.ErrInvalidPort) {
 			return &Error{Code: CodeInvalidPolicy, Runner: s.name(), Reason: "cannot express the policy as a Seatbelt profile", Err: err}
 		}
 		return unavailable(s.name(), "cannot build the Seatbelt profile", err)

@@ -109,3 +109,36 @@ func TestSeatbeltRequireFullRefused(t *testing.T) {
 		t.Fatalf("err = %v: seatbelt enforcement is partial, RequireFull must refuse", err)
 	}
 }
+
+// TestSeatbeltProxied: the proxied network under Seatbelt allows TCP
+// connects to the proxy's port and the allowed local ports on localhost
+// only, and reports the trust services it opens for TLS.
+func TestSeatbeltProxied(t *testing.T) {
+	p := seatbeltProvider(true)
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"npm", "install"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: t.TempDir(),
+		Network: NetworkProxied, AllowDomains: []string{"registry.npmjs.org"}, AllowLocalPorts: []int{5432}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	port := strings.TrimPrefix(w.Proxy, "http://127.0.0.1:")
+	profile := w.Args[2]
+	for _, want := range []string{`(remote tcp "localhost:` + port + `")`, `(remote tcp "localhost:5432")`, `"com.apple.trustd"`} {
+		if !strings.Contains(profile, want) {
+			t.Errorf("the profile lacks %s", want)
+		}
+	}
+	if strings.Contains(profile, `(remote ip "*:*")`) || strings.Contains(profile, "MDNS_SOCKET") {
+		t.Error("the proxied profile opens the network or DNS")
+	}
+	trustGap := false
+	for _, g := range w.Gaps {
+		trustGap = trustGap || strings.Contains(g.Reason, "trustd")
+	}
+	if !trustGap || w.Network != NetworkProxied {
+		t.Errorf("network %q, gaps %v", w.Network, w.Gaps)
+	}
+	if !strings.Contains(strings.Join(w.LaunchEnv, " "), "HTTPS_PROXY=http://127.0.0.1:"+port) {
+		t.Errorf("launch env %v", w.LaunchEnv)
+	}
+}

@@ -45,6 +45,8 @@ var (
 	// ErrSymlinkLoop: resolving a path followed more than 32 symlinks
 	// (MAXSYMLINKS on darwin).
 	ErrSymlinkLoop = errors.New("too many levels of symbolic links")
+	// ErrInvalidPort: a loopback port is not 1 to 65535.
+	ErrInvalidPort = errors.New("invalid port")
 )
 
 // maxSymlinkHops is darwin's MAXSYMLINKS.

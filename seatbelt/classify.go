@@ -89,6 +89,10 @@ func Gaps(spec Spec) []Gap {
 			"a command running as root (through passwordless sudo, say) can create a device node " +
 			"under a writable path and reach a disk through it"})
 	}
+	if !spec.AllowNetwork && len(spec.LoopbackPorts) > 0 && spec.TrustServices {
+		gaps = append(gaps, Gap{"net", "the system's certificate trust services (trustd) are reachable, for TLS through the domain proxy: " +
+			"trustd may fetch intermediate certificates and revocation data from addresses a certificate names, outside the sandbox"})
+	}
 	gaps = append(gaps,
 		Gap{"proc", "ioctls on a terminal the command inherits are not filtered by request (SBPL cannot): " +
 			"TIOCSTI can push input into that terminal; start the command without a controlling terminal (setsid)"},

@@ -33,7 +33,10 @@
 //   - UNIX sockets bound and connected only inside the temporary directory;
 //   - with AllowNetwork, IP networking and mDNSResponder (DNS), network
 //     configuration and certificate trust services. Other host UNIX sockets
-//     (docker.sock, ssh-agent) stay closed even then.
+//     (docker.sock, ssh-agent) stay closed even then;
+//   - without it, with LoopbackPorts, TCP connects to those ports on
+//     localhost only (the domain proxy's, allowed local ports), and with
+//     TrustServices the certificate trust services TLS needs.
 //
 // Every protection is also written as a deny after all allows, so it holds
 // whichever way the kernel orders matching rules. The protected paths, and

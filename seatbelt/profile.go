@@ -329,7 +329,26 @@ var networkServices = []string{
 	"com.apple.ocspd",
 }
 
+// trustServices are the mach services TLS certificate verification
+// talks to (Security.framework), reachable with the network closed when
+// the command uses the domain proxy.
+var trustServices = []string{"com.apple.trustd", "com.apple.trustd.agent", "com.apple.SecurityServer"}
+
 func writeNetwork(w *profileWriter, rs resolvedSpec) {
+	if !rs.network && len(rs.ports) > 0 {
+		w.line("; Network: closed but for TCP connects to these ports on localhost (the")
+		w.line("; domain proxy's, allowed local ports). No bind, no inbound, no DNS.")
+		w.line("(allow system-socket (socket-domain AF_INET))")
+		w.line("(allow system-socket (socket-domain AF_INET6))")
+		for _, port := range rs.ports {
+			w.line(`(allow network-outbound (remote tcp "localhost:`, strconv.Itoa(port), `"))`)
+		}
+		if rs.trust {
+			writeMachNames(w, trustServices)
+		}
+		w.line()
+		return
+	}
 	if !rs.network {
 		w.line("; Network: closed. No IP socket may bind, connect or accept.")
 		w.line()
@@ -342,16 +361,21 @@ func writeNetwork(w *profileWriter, rs resolvedSpec) {
 	w.line(`(allow network-inbound (local ip "*:*"))`)
 	w.line(`(allow network-outbound (remote ip "*:*"))`)
 	w.line("(allow network-outbound (remote unix-socket (subpath ", w.param("MDNS_SOCKET", mDNSSocket), ")))")
+	writeMachNames(w, networkServices)
+	w.line(`(allow sysctl-read (sysctl-name-prefix "net.routetable."))`)
+	w.line()
+}
+
+// writeMachNames allows looking up each of names.
+func writeMachNames(w *profileWriter, names []string) {
 	w.line("(allow mach-lookup")
-	for i, s := range networkServices {
-		if i == len(networkServices)-1 {
+	for i, s := range names {
+		if i == len(names)-1 {
 			w.line(`  (global-name "`, s, `"))`)
 		} else {
 			w.line(`  (global-name "`, s, `")`)
 		}
 	}
-	w.line(`(allow sysctl-read (sysctl-name-prefix "net.routetable."))`)
-	w.line()
 }
 
 // writeProtections repeats every protection as a deny after all allows.

@@ -53,6 +53,13 @@ var profileCases = []struct {
 		ReadOnlySubpaths: append(gitSurface("/Users/me/link-ws"), gitSurface("/Users/me/ws2")...),
 		TempDir:          tmpDir,
 	}, 4},
+	{"proxied", Spec{
+		WritableRoots:    []string{ws},
+		ReadOnlySubpaths: gitSurface(ws),
+		TempDir:          tmpDir,
+		LoopbackPorts:    []int{49152, 5432},
+		TrustServices:    true,
+	}, 2},
 	{"nothing_writable", Spec{}, 0},
 }
 

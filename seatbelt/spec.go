@@ -36,6 +36,16 @@ type Spec struct {
 	// UnixSockets are pathname UNIX sockets of the host the command may
 	// connect to (an ssh-agent, a database), in either network mode.
 	UnixSockets []string
+	// LoopbackPorts are TCP ports on localhost the command may connect to
+	// with the network closed: the domain proxy's, allowed local ports.
+	// SBPL's ip filter takes only localhost or * as its host, so the rule
+	// holds for loopback alone.
+	LoopbackPorts []int
+	// TrustServices lets the command reach the system's certificate trust
+	// services (trustd, the security server) with the network closed,
+	// which TLS clients need to verify a server reached through the
+	// domain proxy.
+	TrustServices bool
 }
 
 // resolvedSpec is a Spec after canonicalisation: what the profile is
@@ -48,6 +58,8 @@ type resolvedSpec struct {
 	guards   []string      // parents and symlinks, inside a writable path, that must not be renamed
 	network  bool
 	sockets  []string // allowed UNIX sockets, canonical
+	ports    []int    // loopback TCP ports, with the network closed
+	trust    bool     // trust services, with the network closed
 }
 
 // protectedAs is one protected path in its two canonical spellings.
@@ -59,6 +71,14 @@ type protectedAs struct {
 // resolveSpec canonicalises every path of s through r.
 func resolveSpec(r *resolver, s Spec) (resolvedSpec, error) {
 	rs := resolvedSpec{network: s.AllowNetwork}
+	if !s.AllowNetwork {
+		for _, port := range s.LoopbackPorts {
+			if port < 1 || port > 65535 {
+				return rs, fmt.Errorf("seatbelt: loopback port %d: %w", port, ErrInvalidPort)
+			}
+		}
+		rs.ports, rs.trust = s.LoopbackPorts, s.TrustServices
+	}
 	var guards []string
 	seen := map[string]bool{}
 	guard := func(p string) {
