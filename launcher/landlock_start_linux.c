@@ -32,9 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract_linux.h"
 #include "supervise_linux.h"
 
-#define SBX_TOKEN_VAR "SANDBOX_LOCAL_WRAP_TOKEN="
+#define SBX_TOKEN_VAR SBX_TOKEN_ENV "="
 
 static char sbx_ll_token[65];
 static int sbx_ll_token_moved;
@@ -73,13 +74,13 @@ static void move_token(char **envp) {
 
 __attribute__((constructor)) static void sbx_landlock_start(int argc, char **argv, char **envp) {
 #if defined(__GLIBC__)
-	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "landlock-run") != 0 || envp == NULL)
+	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], SBX_LANDLOCK_RUN) != 0 || envp == NULL)
 		return;
 #ifdef M_ARENA_MAX
 	mallopt(M_ARENA_MAX, 1);
 #endif
 	move_token(envp);
-	sbx_landlock_supervise(sbx_ll_token_moved ? sbx_ll_token : getenv("SANDBOX_LOCAL_WRAP_TOKEN"), argc, argv);
+	sbx_landlock_supervise(sbx_ll_token_moved ? sbx_ll_token : getenv(SBX_TOKEN_ENV), argc, argv);
 	sbx_ll_supervised = 1;
 #else
 	(void)argc;

@@ -13,10 +13,6 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// cBridgeHello is the C stage's bridge hello (ns_linux.h), for the test
-// that holds it to vocab.BridgeHello.
-const cBridgeHello = C.SBX_BRIDGE_HELLO
-
 // cDecode runs the C stage's decoder (ns_stage2_linux.c) on args, for the
 // test that holds it to the Go definition in internal/vocab.
 func cDecode(args []string) (vocab.Spec, error) {

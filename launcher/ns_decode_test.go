@@ -47,14 +47,6 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 	}
 }
 
-// TestCBridgeHelloIsVocabs: the C stage starts its bridge message with the
-// hello the provider's bridge checks.
-func TestCBridgeHelloIsVocabs(t *testing.T) {
-	if cBridgeHello != vocab.BridgeHello {
-		t.Fatalf("C %q, vocab %q", cBridgeHello, vocab.BridgeHello)
-	}
-}
-
 func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 	v := vocab.Version
 	cases := [][]string{

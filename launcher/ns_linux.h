@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "contract_linux.h"
+
 // spec is a decoded launcher argv (see internal/vocab); cmd is
 // NULL-terminated (it ends where argv does).
 struct spec {
@@ -23,7 +25,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen);
 void sbx_fatal(const char *token, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 // sbx_ns_token is the wrap's token, moved out of the environment.
-extern char sbx_ns_token[33];
+extern char sbx_ns_token[SBX_TOKEN_LEN + 1];
 
 // sbx_ns_netns is 1 when stage 1 made a new network namespace.
 extern int sbx_ns_netns;
@@ -35,9 +37,6 @@ extern int sbx_ns_netns;
 // tells the provider to close them.
 extern int sbx_ns_bridge;
 
-// SBX_BRIDGE_HELLO starts the bridge message: vocab.BridgeHello, which a
-// test holds this to.
-#define SBX_BRIDGE_HELLO "sandbox-local-bridge/1"
 
 // sbx_watch is one mount pid 1 watches once the command runs: a mount that
 // protects a path (a read-only bind, a pin, a deny-read mount), by its

@@ -51,7 +51,7 @@
 #include "shared_linux.h"
 #include "ns_linux.h"
 
-char sbx_ns_token[33];
+char sbx_ns_token[SBX_TOKEN_LEN + 1];
 int sbx_ns_netns;
 int sbx_ns_bridge = -1;
 
@@ -60,7 +60,7 @@ static int sigpipe_w = -1;
 void sbx_fatal(const char *token, const char *fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);
-	sbx_vfatal("ns-run", token, fmt, ap);
+	sbx_vfatal(SBX_NS_RUN, token, fmt, ap);
 }
 
 static int write_file(const char *path, const char *data) {
@@ -273,7 +273,7 @@ static void connect_bridge(const char *token, const char *path) {
 
 __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], "ns-run") != 0)
+	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], SBX_NS_RUN) != 0)
 		return;
 	// Stage 1 dies with whoever spawned it (pid 1 dies with stage 1, and
 	// the pid namespace with pid 1): a consumer or CLI killed by SIGKILL
@@ -283,13 +283,13 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	// consumer. The unshare of the user namespace below keeps it: the new
 	// credentials are the caller's own, in a namespace it owns.
 	if (sbx_die_with_spawner() < 0)
-		sbx_fatal(getenv("SANDBOX_LOCAL_WRAP_TOKEN"), "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+		sbx_fatal(getenv(SBX_TOKEN_ENV), "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
 	// An ignored SIGCHLD inherited from the consumer would make the kernel
 	// reap the command before pid 1 can learn its status.
 	signal(SIGCHLD, SIG_DFL);
 	// The token travels in the environment (see internal/vocab): argv is
 	// readable by every process through /proc/PID/cmdline.
-	char *token = getenv("SANDBOX_LOCAL_WRAP_TOKEN");
+	char *token = getenv(SBX_TOKEN_ENV);
 
 	// Only the network flag matters here; stage 2 decodes and checks the
 	// whole vocabulary (and fails with a signed line if it is malformed).
@@ -300,7 +300,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	for (int i = 2; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], "allow") == 0)
+		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], SBX_NET_ALLOW) == 0)
 			netns = 0;
 		if (strcmp(argv[i], "-bridge") == 0)
 			bridge = argv[i + 1];
@@ -345,8 +345,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		// (the memory /proc/PID/environ shows) become zeros; stage 2 unsets
 		// the variable before it execs the command.
 		if (sbx_valid_token(token)) {
-			memcpy(sbx_ns_token, token, 33);
-			memset(token, '0', 32);
+			memcpy(sbx_ns_token, token, SBX_TOKEN_LEN + 1);
+			memset(token, '0', SBX_TOKEN_LEN);
 		}
 		sigset_t chld;
 		sigemptyset(&chld);
@@ -389,7 +389,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		if (errno != EINTR) {
 			// The command may have run: never a signed line from here.
 			fprintf(stderr, "ns-run: wait for the sandbox: %s\n", strerror(errno));
-			_exit(125);
+			_exit(SBX_FATAL_EXIT);
 		}
 	}
 	if (WIFEXITED(status)) {
@@ -402,5 +402,5 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	}
 	if (WIFSIGNALED(status))
 		_exit(128 + WTERMSIG(status));
-	_exit(125);
+	_exit(SBX_FATAL_EXIT);
 }

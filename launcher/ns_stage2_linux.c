@@ -58,8 +58,6 @@
 #include "ns_linux.h"
 #include "shared_linux.h"
 
-#define VERSION "sandbox-local/4"
-#define MAX_ARGS (1 << 16)
 
 
 // ---- 1. the vocabulary ----
@@ -116,12 +114,12 @@ static int valid_program(const char *h) {
 
 int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) {
 	memset(s, 0, sizeof *s);
-	if (argc > MAX_ARGS)
-		return snprintf(err, errlen, "%d arguments, at most %d", argc, MAX_ARGS), -1;
+	if (argc > SBX_MAX_ARGS)
+		return snprintf(err, errlen, "%d arguments, at most %d", argc, SBX_MAX_ARGS), -1;
 	if (argc < 1)
 		return snprintf(err, errlen, "no contract version"), -1;
-	if (strcmp(args[0], VERSION) != 0)
-		return snprintf(err, errlen, "contract version \"%.120s\", this launcher speaks \"%s\"", args[0], VERSION), -1;
+	if (strcmp(args[0], SBX_VERSION) != 0)
+		return snprintf(err, errlen, "contract version \"%.120s\", this launcher speaks \"%s\"", args[0], SBX_VERSION), -1;
 	s->writable = calloc(argc, sizeof(char *));
 	s->ro = calloc(argc, sizeof(char *));
 	s->deny = calloc(argc, sizeof(char *));
@@ -166,11 +164,11 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			if (net)
 				return snprintf(err, errlen, "-net given twice"), -1;
 			net = 1;
-			if (!strcmp(val, "allow"))
+			if (!strcmp(val, SBX_NET_ALLOW))
 				s->allow_net = 1;
-			else if (!strcmp(val, "proxied"))
+			else if (!strcmp(val, SBX_NET_PROXIED))
 				s->proxied = 1;
-			else if (strcmp(val, "deny") != 0)
+			else if (strcmp(val, SBX_NET_DENY) != 0)
 				return snprintf(err, errlen, "-net \"%.120s\": want deny, allow or proxied", val), -1;
 		} else if (!strcmp(opt, "-port")) {
 			int port = parse_port(val);
@@ -931,10 +929,9 @@ static void load_seccomp(const struct spec *s) {
 	free(prog);
 }
 
-// The Landlock ABI (internal/vocab.ABIResolveUnix) and the few definitions
-// confine_unix_sockets needs, spelled out: the build host's headers may
-// predate them.
-#define SBX_ABI_RESOLVE_UNIX 9
+// The few Landlock definitions confine_unix_sockets needs, spelled out:
+// the build host's headers may predate them. The ABI levels are
+// contract_linux.h's.
 #define SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX (1ULL << 16)
 #define SBX_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #define SBX_LANDLOCK_RULE_PATH_BENEATH 1
@@ -957,7 +954,6 @@ static int landlock_abi(void) {
 }
 
 #define SBX_LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
-#define SBX_ABI_REFER 2
 
 // refer_handled is the refer right where the kernel knows it (ABI 2): every
 // Landlock ruleset refuses moving or linking a file into another directory
@@ -1273,19 +1269,18 @@ __attribute__((noreturn)) static void exec_command(char **cmd) {
 		}
 		if (!found) {
 			fprintf(stderr, "ns-run: %s: command not found\n", name);
-			_exit(127);
+			_exit(SBX_EXIT_NOT_FOUND);
 		}
 	}
 	int e = errno;
 	fprintf(stderr, "ns-run: %s: %s\n", name, strerror(e));
-	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+	_exit(e == ENOENT || e == ENOTDIR ? SBX_EXIT_NOT_FOUND : SBX_EXIT_NOT_EXECUTABLE);
 }
 
 // release_env gives the command back the variables the provider held from
 // the launcher's start: every "SANDBOX_LOCAL_ENV_NAME=value" becomes
 // "NAME=value" (vocab.HeldEnvPrefix, vocab.ReleaseEnv; the list of what is
 // held is the provider's alone). In place: the entry points past the prefix.
-#define SBX_HELD_ENV_PREFIX "SANDBOX_LOCAL_ENV_"
 static void release_env(void) {
 	const size_t n = strlen(SBX_HELD_ENV_PREFIX);
 	for (char **e = environ; *e; e++)
@@ -1316,7 +1311,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 	drop_capabilities();
 	close_extra_fds();
 	load_seccomp(&s);
-	unsetenv("SANDBOX_LOCAL_WRAP_TOKEN");
+	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)
 		probe(&s);
 	leave_terminal();

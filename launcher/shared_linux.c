@@ -11,7 +11,7 @@
 #include "shared_linux.h"
 
 int sbx_valid_token(const char *t) {
-	if (t == NULL || strlen(t) != 32)
+	if (t == NULL || strlen(t) != SBX_TOKEN_LEN)
 		return 0;
 	for (const char *p = t; *p; p++)
 		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
@@ -30,7 +30,7 @@ void sbx_vfatal(const char *name, const char *token, const char *fmt, va_list ap
 		fprintf(stderr, "%s: fatal: [%s] %s\n", name, token, msg);
 	else
 		fprintf(stderr, "%s: fatal: %s\n", name, msg);
-	_exit(125);
+	_exit(SBX_FATAL_EXIT);
 }
 
 static const int passed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};

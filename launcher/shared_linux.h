@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <stdarg.h>
 
+#include "contract_linux.h"
+
 // sbx_valid_token reports whether t is a wrap token (vocab.ValidToken).
 int sbx_valid_token(const char *t);
 

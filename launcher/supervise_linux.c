@@ -53,7 +53,7 @@
 #include "shared_linux.h"
 #include "supervise_linux.h"
 
-#define SV_NAME "landlock-run"
+#define SV_NAME SBX_LANDLOCK_RUN
 
 static const char *sv_token;
 static int sv_notify_sock = -1; // the launcher's end: it sends the seccomp listener on it
@@ -89,7 +89,7 @@ static void sv_mirror(int status) {
 		_exit(WEXITSTATUS(status));
 	if (WIFSIGNALED(status))
 		sbx_die_of(WTERMSIG(status));
-	_exit(125);
+	_exit(SBX_FATAL_EXIT);
 }
 
 // sv_kill_listed sends SIGKILL to every pid in the children file childfd
@@ -245,7 +245,7 @@ static void sv_relay(pid_t supervisor) {
 		if (errno != EINTR) {
 			// The command may have run: never a signed line from here.
 			fprintf(stderr, SV_NAME ": wait for the supervisor: %s\n", strerror(errno));
-			_exit(125);
+			_exit(SBX_FATAL_EXIT);
 		}
 	}
 	int p = waitpid(-1, NULL, WNOHANG | __WALL);

@@ -8,6 +8,13 @@ import (
 // failed before running the command.
 const FatalExit = 125
 
+// The exit statuses of a command that could not be started, as env(1)
+// and the shells give them: not found, and found but not executable.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+)
+
 // FatalPrefix is the start of the one stderr line a launcher named name
 // prints when it fails before exec, signed with the wrap's token:
 //

@@ -82,8 +82,8 @@ const (
 	NetProxied = "proxied"
 )
 
-// tokenLen is the length of a token in hex characters (128 bits).
-const tokenLen = 32
+// TokenLen is the length of a token in hex characters (128 bits).
+const TokenLen = 32
 
 // MaxArgs bounds the number of launcher arguments Decode accepts, so a
 // hostile or corrupted argv cannot make the launcher do unbounded work.
@@ -136,7 +136,7 @@ type Spec struct {
 
 // NewToken returns a fresh random token.
 func NewToken() (string, error) {
-	var b [tokenLen / 2]byte
+	var b [TokenLen / 2]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("vocab: token: %w", err)
 	}
@@ -145,7 +145,7 @@ func NewToken() (string, error) {
 
 // ValidToken reports whether s has the form of a token.
 func ValidToken(s string) bool {
-	if len(s) != tokenLen {
+	if len(s) != TokenLen {
 		return false
 	}
 	for _, c := range s {

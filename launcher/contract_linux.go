@@ -1,0 +1,3 @@
+package launcher
+
+//go:generate go run ../internal/vocab/cheader contract_linux.h
