@@ -13,7 +13,7 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// cDecode runs the C stage's decoder (ns_stage2_linux.c) on args, for the
+// cDecode runs the C stage's decoder (ns_decode_linux.c) on args, for the
 // test that holds it to the Go definition in internal/vocab.
 func cDecode(args []string) (vocab.Spec, error) {
 	cargs := make([]*C.char, len(args)+1)

@@ -1,4 +1,4 @@
-// Shared by the C stages of ns-run (ns_stage1_linux.c, ns_stage2_linux.c).
+// Shared by the C stages of ns-run (ns_stage1_linux.c, and stage 2: ns_stage2_linux.c and the files of its sections).
 #ifndef SBX_NS_LINUX_H
 #define SBX_NS_LINUX_H
 

@@ -1,0 +1,305 @@
+// ns-run stage 2, section 5: confinement (Landlock for UNIX sockets and
+// deny-read carving, capabilities, descriptors, seccomp).
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns_linux.h"
+#include "ns_stage2_linux.h"
+#include "shared_linux.h"
+
+void ns_drop_capabilities(void) {
+	ns_must(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities", NULL);
+	for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		ns_must(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), "drop a capability from the bounding set", NULL);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof none);
+	ns_must(syscall(SYS_capset, &hdr, none), "capset", NULL);
+}
+
+void ns_close_extra_fds(void) {
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+	if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) == 0)
+		return;
+	for (int fd = 3; fd < 65536; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int hexval(char c) {
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+// load_seccomp installs the program the provider compiled for this spec
+// (-seccomp, checked as hex instructions by the decoder).
+void ns_load_seccomp(const struct spec *s) {
+	if (!s->seccomp)
+		sbx_fatal(sbx_ns_token, "no seccomp program in the arguments (-seccomp)");
+	size_t n = strlen(s->seccomp);
+	unsigned char *prog = malloc(n / 2);
+	if (!prog)
+		sbx_fatal(sbx_ns_token, "seccomp: out of memory");
+	for (size_t i = 0; i < n / 2; i++)
+		prog[i] = (unsigned char)(hexval(s->seccomp[2 * i]) << 4 | hexval(s->seccomp[2 * i + 1]));
+	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)),
+	                           .filter = (struct sock_filter *)prog};
+	if (n / 2 / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		sbx_fatal(sbx_ns_token, "seccomp program too long");
+	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	ns_must(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog), "seccomp: load", NULL);
+	free(prog);
+}
+
+// The few Landlock definitions confine_unix_sockets needs, spelled out:
+// the build host's headers may predate them. The ABI levels are
+// contract_linux.h's.
+#define SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX (1ULL << 16)
+#define SBX_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#define SBX_LANDLOCK_RULE_PATH_BENEATH 1
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+struct sbx_ruleset_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+struct sbx_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+int ns_landlock_abi(void) {
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, SBX_LANDLOCK_CREATE_RULESET_VERSION);
+	return v < 0 ? 0 : (int)v;
+}
+
+#define SBX_LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+
+// refer_handled is the refer right where the kernel knows it (ABI 2): every
+// Landlock ruleset refuses moving or linking a file into another directory
+// unless a rule grants refer, handled or not, and these rulesets confine
+// reads and sockets only. So each of them handles refer and grants it on
+// the whole tree (allow_refer): a move or link that would give the file
+// more of the ruleset's rights where it lands than where it was (a denied
+// file into a readable directory) is still refused by Landlock (EXDEV).
+static uint64_t refer_handled(void) { return ns_landlock_abi() >= SBX_ABI_REFER ? SBX_LANDLOCK_ACCESS_FS_REFER : 0; }
+
+static void allow_refer(int rfd) {
+	if (!refer_handled())
+		return;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ns_must(fd, "open / for the refer rule", NULL);
+	struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_REFER, .parent_fd = fd};
+	ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow moves and links", NULL);
+	close(fd);
+}
+
+// confine_unix_sockets: under network deny with UNIX sockets allowed,
+// seccomp lets the command create UNIX sockets, and Landlock (ABI 9)
+// limits what their connect and sendmsg reach to the allowed paths (and to
+// sockets the command makes itself). On an older kernel this is the gap
+// the provider reported (vocab.UnixSocketGaps), refused by require_full.
+void ns_confine_unix_sockets(const struct spec *s) {
+	if (s->allow_net || s->nunixsock == 0 || ns_landlock_abi() < SBX_ABI_RESOLVE_UNIX)
+		return;
+	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX | refer_handled()};
+	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	ns_must(rfd, "landlock: create the UNIX socket ruleset", NULL);
+	allow_refer(rfd);
+	for (int i = 0; i < s->nunixsock; i++) {
+		// Without symlinks, and only a socket: a path swapped for a link
+		// to another socket, or to a directory of them, would otherwise
+		// grant that (plan_unix_sockets).
+		int fd = ns_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
+		struct stat st;
+		if (fd < 0 && errno != ELOOP)
+			ns_resolve_failed("UNIX socket", s->unixsock[i]);
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0)
+			continue; // not there: it stays unreachable
+		struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX, .parent_fd = fd};
+		ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow UNIX socket",
+		     s->unixsock[i]);
+		close(fd);
+	}
+	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict", NULL);
+	close(rfd);
+}
+
+#define SBX_LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
+#define SBX_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
+
+// carved[i] says whether the deny-read path s->deny[i] is carved out with
+// Landlock as well as hidden by its mount: it lies outside every writable
+// root and the temp dir, holds none of them (a workspace inside a
+// deny-read directory is shown again by its own bind), and lies below no
+// other such path (whose carving covers it). Computed once, by
+// plan_carving.
+static int *carved;
+
+static void plan_carving(const struct spec *s) {
+	carved = calloc(s->ndeny ? s->ndeny : 1, sizeof *carved);
+	if (!carved)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	for (int i = 0; i < s->ndeny; i++) {
+		const char *d = s->deny[i];
+		carved[i] = !(s->tempdir && (sbx_within(d, s->tempdir) || sbx_within(s->tempdir, d)));
+		for (int w = 0; w < s->nwritable && carved[i]; w++)
+			carved[i] = !sbx_within(d, s->writable[w]) && !sbx_within(s->writable[w], d);
+	}
+	// A path below another candidate is covered by it; checked against the
+	// candidates (not the result), which is the same: what holds it is
+	// carved, or lies below a carved path that holds it too.
+	int *base = malloc((s->ndeny ? s->ndeny : 1) * sizeof *base);
+	if (!base)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	memcpy(base, carved, s->ndeny * sizeof *base);
+	for (int i = 0; i < s->ndeny; i++)
+		for (int j = 0; j < s->ndeny && carved[i]; j++)
+			if (j != i && base[j] && strcmp(s->deny[i], s->deny[j]) != 0 && sbx_within(s->deny[i], s->deny[j]))
+				carved[i] = 0;
+	free(base);
+}
+
+// on_the_way reports whether p is a carved deny-read path or one of its
+// ancestors: such an entry is not granted.
+static int on_the_way(const struct spec *s, const char *p) {
+	for (int i = 0; i < s->ndeny; i++)
+		if (carved[i] && sbx_within(s->deny[i], p))
+			return 1;
+	return 0;
+}
+
+// grant_siblings grants listing the directory dir (opened without
+// symlinks) and everything below it, and reading every entry of it that is
+// not on the way to a carved deny-read path. Listing stays open below dir
+// (ls ~ works with ~/.ssh denied, and the denied directory itself lists as
+// its empty mount): names are what the deny-read mount hides, files' contents
+// are what Landlock keeps.
+static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
+	int dfd = ns_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
+	if (dfd < 0) {
+		// Not there (the deny-read path does not exist yet): nothing to
+		// grant in it, and whatever appears there later is not readable.
+		ns_resolve_failed("deny-read ancestor", dir);
+		return;
+	}
+	struct sbx_path_beneath_attr list = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = dfd};
+	ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
+	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!d)
+		sbx_fatal(sbx_ns_token, "list %s: %s", dir, strerror(errno));
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p;
+		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) < 0)
+			sbx_fatal(sbx_ns_token, "out of memory");
+		if (on_the_way(s, p)) {
+			free(p);
+			continue;
+		}
+		int fd = openat(dfd, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+			// A symlink needs no rule: what it points to is checked where it is.
+			uint64_t rights = SBX_LANDLOCK_ACCESS_FS_READ_FILE | (S_ISDIR(st.st_mode) ? SBX_LANDLOCK_ACCESS_FS_READ_DIR : 0);
+			struct sbx_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
+			ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow reading", p);
+		}
+		if (fd >= 0)
+			close(fd);
+		free(p);
+	}
+	closedir(d);
+	close(dfd);
+}
+
+// carve_deny_read: the deny-read mounts sit on dentries, and a host process
+// that renames a file over a denied one, or links it under a new name,
+// reaches past them (pid 1 stops the sandbox when a mount is detached, a
+// moment later). Landlock's rules sit on the objects: so, as the landlock
+// runner does, reading is granted on every sibling of each carved
+// deny-read path and of each of its ancestors, and on nothing else below
+// those ancestors. Entries that appear in those directories during the run
+// are not readable; the denied path, whatever object is there, never is.
+// After pivot_root, so every rule is on the new root's objects (its /tmp,
+// /dev, /proc). Without Landlock (ABI 0) the mounts and pid 1's watch are
+// all there is.
+void ns_carve_deny_read(const struct spec *s) {
+	plan_carving(s);
+	int any = 0;
+	for (int i = 0; i < s->ndeny && !any; i++)
+		any = carved[i];
+	if (!any || ns_landlock_abi() < 1)
+		return;
+	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR | refer_handled()};
+	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
+	ns_must(rfd, "landlock: create the deny-read ruleset", NULL);
+	allow_refer(rfd);
+	// Every strict ancestor of a carved path, once.
+	char **done = NULL;
+	int ndone = 0;
+	for (int i = 0; i < s->ndeny; i++) {
+		if (!carved[i])
+			continue;
+		char *a = ns_xstrdup(s->deny[i]);
+		for (;;) {
+			char *slash = strrchr(a, '/');
+			if (!slash)
+				break;
+			if (slash == a)
+				slash[1] = 0;
+			else
+				*slash = 0;
+			int seen = 0;
+			for (int j = 0; j < ndone && !seen; j++)
+				seen = !strcmp(done[j], a);
+			if (!seen) {
+				grant_siblings(rfd, s, a);
+				done = realloc(done, (ndone + 1) * sizeof *done);
+				if (!done)
+					sbx_fatal(sbx_ns_token, "out of memory");
+				done[ndone++] = ns_xstrdup(a);
+			}
+			if (!strcmp(a, "/"))
+				break;
+		}
+		free(a);
+	}
+	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict reads", NULL);
+	close(rfd);
+}

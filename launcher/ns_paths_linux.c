@@ -1,0 +1,90 @@
+// ns-run stage 2: race-free paths, and the helpers every section uses.
+//
+// The provider resolved every path at Wrap time, but the launcher acts on
+// them later, and a command of another sandbox that can write a shared
+// workspace may by then have swapped a directory on a path for a symlink
+// (to the user's home, or to a decoy .git). mount(2) follows symlinks in
+// every component, so nothing is mounted by path here: each path is opened
+// once with openat2(RESOLVE_NO_SYMLINKS), and the mount is made from and
+// onto those descriptors (open_tree, mount_setattr on the detached copy,
+// move_mount), so the object checked is the object used:
+//
+//   - writable roots, the temp dir and the pins (the directories between a
+//     writable root and a read-only subpath) had no symlink at Wrap time:
+//     a symlink in any of their components now is an attack, and fatal;
+//   - a read-only subpath had its directories resolved at Wrap time: a
+//     symlink among them now is fatal too; its last element may be a
+//     symlink (documented: what it points to is kept read-only when that
+//     lies in a writable root); a read-only bind that would land inside the
+//     empty mount of a deny-read path is dropped (that mount hides more,
+//     and the bind would show the denied file again);
+//   - a deny-read path may be a symlink (it is denied as itself and as its
+//     target): it is resolved once, and the empty mount goes onto that
+//     resolved path, opened without symlinks;
+//   - an allowed UNIX socket was resolved at Wrap time: it is bound (and
+//     granted to Landlock) from a descriptor opened without symlinks, only
+//     when that descriptor is a socket; otherwise it stays unreachable;
+//   - every mount point in the new root is opened the same way, beneath
+//     the new root, and a read-only layer or pin must find there the very
+//     object it planned on.
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns_linux.h"
+#include "ns_stage2_linux.h"
+#include "shared_linux.h"
+
+char *ns_xstrdup(const char *p) {
+	char *c = strdup(p);
+	if (!c)
+		sbx_fatal(sbx_ns_token, "out of memory");
+	return c;
+}
+
+// resolve_failed is fatal unless errno says the path is simply not there:
+// a protection must never be dropped because a path could not be resolved.
+void ns_resolve_failed(const char *what, const char *p) {
+	if (errno != ENOENT && errno != ENOTDIR)
+		sbx_fatal(sbx_ns_token, "plan the mounts: resolve %s %s: %s", what, p, strerror(errno));
+}
+
+void ns_must(int rc, const char *what, const char *path) {
+	if (rc < 0)
+		sbx_fatal(sbx_ns_token, "%s %s: %s", what, path ? path : "", strerror(errno));
+}
+
+// open_strict opens path (relative to dirfd; beneath it when beneath is
+// set) as an O_PATH descriptor without following a symlink in any
+// component: ELOOP when one is there.
+int ns_open_strict(int dirfd, const char *path, int flags, int beneath) {
+	struct sbx_open_how how = {.flags = O_PATH | O_CLOEXEC | flags,
+	                           .resolve = SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS |
+	                                      (beneath ? SBX_RESOLVE_BENEATH : 0)};
+	return syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+// swapped_or is the reason to give for a failed strict open.
+const char *ns_swapped_or(int e) {
+	return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e);
+}

@@ -1,0 +1,58 @@
+// Internal to ns-run's stage 2: what its sections (ns_decode, ns_paths,
+// ns_mounts, ns_net, ns_confine, and ns_stage2, the orchestrator) share.
+#ifndef SBX_NS_STAGE2_LINUX_H
+#define SBX_NS_STAGE2_LINUX_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ns_linux.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+struct sbx_open_how {
+	uint64_t flags, mode, resolve;
+};
+#define SBX_RESOLVE_NO_MAGICLINKS 0x02
+#define SBX_RESOLVE_NO_SYMLINKS 0x04
+#define SBX_RESOLVE_BENEATH 0x08
+#define SBX_OPEN_TREE_CLONE 1
+#define SBX_MOVE_MOUNT_F_EMPTY_PATH 0x04
+#define SBX_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define SBX_FSCONFIG_SET_STRING 1
+#define SBX_FSCONFIG_CMD_CREATE 6
+
+int ns_open_strict(int dirfd, const char *path, int flags, int beneath);
+const char *ns_swapped_or(int e);
+char *ns_xstrdup(const char *p);
+void ns_must(int rc, const char *what, const char *path);
+void ns_resolve_failed(const char *what, const char *p);
+void ns_plan(const struct spec *s);
+void ns_build_root(void);
+void ns_enter_dir(const char *dir);
+void ns_loopback_up(void);
+void ns_hand_over_ports(const struct spec *s);
+void ns_drop_capabilities(void);
+void ns_close_extra_fds(void);
+void ns_load_seccomp(const struct spec *s);
+void ns_confine_unix_sockets(const struct spec *s);
+void ns_carve_deny_read(const struct spec *s);
+int ns_landlock_abi(void);
+
+#endif
