@@ -1,0 +1,272 @@
+//go:build linux
+
+package integration
+
+// Real clients through the domain proxy, configured by environment
+// variables only (what the sandbox's proxied network mode sets), unconfined
+// for now. Every origin is reachable under names only the proxy can
+// resolve, so a success proves the request went through the proxy, and the
+// origins count requests by name, so a refusal proves the origin never saw
+// the denied name.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bo-agent/sandbox-local/internal/netproxy"
+)
+
+// sbxNoProxy is what NO_PROXY holds: loopback only, so a server the
+// command starts itself (a dev server, a test fixture) is reached directly
+// and not refused by the proxy as a private address. It must never hold a
+// name the policy decides on.
+const sbxNoProxy = "localhost,127.0.0.1,::1"
+
+// proxyEnv is the environment of a command in the proxied network mode:
+// the proxy part is what the sandbox sets (copy it into the library), the
+// trust part, only when caFile is not "", is for the tests' throwaway CA.
+//
+// Who reads what (checked by TestNetClientVariables):
+//
+//   - http_proxy (lower case): curl and git (libcurl) for http://; libcurl
+//     ignores HTTP_PROXY in upper case (httpoxy), so both are set.
+//   - HTTP_PROXY, http_proxy: Go (net/http ProxyFromEnvironment, so go, and
+//     most Go tools), Python (urllib, requests, pip), npm (@npmcli/agent).
+//   - HTTPS_PROXY, https_proxy: curl, git, Go, Python, npm, pip, cargo for
+//     https://; the proxy answers CONNECT.
+//   - ALL_PROXY, all_proxy = socks5h://: libcurl's fallback for schemes
+//     without their own variable; socks5h makes the client send the name,
+//     not an address it resolved (it could not resolve it anyway).
+//   - NO_PROXY, no_proxy: loopback only (sbxNoProxy).
+//   - npm_config_proxy, npm_config_https_proxy: npm, pnpm and yarn 1 read
+//     these as their proxy and https-proxy settings, winning over a
+//     proxy in the user's .npmrc.
+//   - PIP_PROXY: pip's --proxy, winning over pip.conf.
+//   - CARGO_HTTP_PROXY: cargo's http.proxy, winning over .cargo/config.toml.
+//
+// Test only (the proxy never decrypts TLS, so a real sandbox leaves the
+// system's roots alone; these make the clients trust the test CA):
+// SSL_CERT_FILE (Go, Python's ssl, OpenSSL), CURL_CA_BUNDLE (curl),
+// GIT_SSL_CAINFO (git), NODE_EXTRA_CA_CERTS (node, npm), REQUESTS_CA_BUNDLE
+// (requests, pip).
+func proxyEnv(proxyURL string, caFile string) []string {
+	u, err := url.Parse(proxyURL)
+	if err != nil {
+		panic(err)
+	}
+	socks := "socks5h://" + u.Host
+	env := []string{
+		"HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL,
+		"HTTPS_PROXY=" + proxyURL, "https_proxy=" + proxyURL,
+		"ALL_PROXY=" + socks, "all_proxy=" + socks,
+		"NO_PROXY=" + sbxNoProxy, "no_proxy=" + sbxNoProxy,
+		"npm_config_proxy=" + proxyURL, "npm_config_https_proxy=" + proxyURL,
+		"PIP_PROXY=" + proxyURL,
+		"CARGO_HTTP_PROXY=" + proxyURL,
+	}
+	if caFile != "" {
+		env = append(env,
+			"SSL_CERT_FILE="+caFile, "CURL_CA_BUNDLE="+caFile, "GIT_SSL_CAINFO="+caFile,
+			"NODE_EXTRA_CA_CERTS="+caFile, "REQUESTS_CA_BUNDLE="+caFile)
+	}
+	return env
+}
+
+// clientEnv is a client's whole environment: PATH, a fresh HOME (no user
+// configuration), then proxyEnv for p and the test CA, then extra.
+func clientEnv(t *testing.T, p *netproxy.Proxy, w *netWorld, extra ...string) []string {
+	t.Helper()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0"}
+	env = append(env, proxyEnv("http://"+p.Addr().String(), w.CA.File)...)
+	return append(env, extra...)
+}
+
+// without drops the variables named (exactly) from env.
+func without(env []string, names ...string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// clientResult is what one client run did.
+type clientResult struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+func (r clientResult) String() string {
+	return fmt.Sprintf("exit %d after %v\nstdout: %s\nstderr: %s", r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+}
+
+// needClient finds a client on PATH; a missing one fails the test.
+func needClient(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not on PATH: the client checks need it: %v", name, err)
+	}
+	return p
+}
+
+// runClient runs argv with env in dir (a temp dir if ""), its stdout to
+// sink if not nil; it is killed after 30 s.
+func runClient(t *testing.T, env []string, dir string, sink io.Writer, argv ...string) clientResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, needClient(t, argv[0]), argv[1:]...)
+	cmd.Env = env
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	if sink != nil {
+		cmd.Stdout = sink
+	}
+	cmd.Stderr = &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := clientResult{stdout: out.String(), stderr: errb.String(), code: exitCode(cmd, err), took: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Errorf("%v timed out: %v", argv, r)
+	}
+	return r
+}
+
+// wantBlocked checks the proxy's record of refusals, exactly.
+func wantBlocked(t *testing.T, p *netproxy.Proxy, want ...netproxy.Blocked) {
+	t.Helper()
+	got := p.Blocked()
+	sort.Slice(want, func(i, j int) bool {
+		return want[i].Host < want[j].Host || want[i].Host == want[j].Host && want[i].Port < want[j].Port
+	})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Blocked() = %+v\nwant       %+v", got, want)
+	}
+}
+
+func atoiPort(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+const (
+	reasonNotAllowed = "not in the policy's allow-domains"
+	reasonIP         = "an IP address, not a name the policy allows"
+	reasonDenyWins   = "denied by the policy's deny-domains (" + sbxDenyWins + ")"
+)
+
+// refusal is the body of the proxy's 403 for host:port.
+func refusal(host, port, reason string) string {
+	return "sandbox-local: blocked by the sandbox policy: " + host + " port " + port + ": " + reason + "\n"
+}
+
+func TestNetClientCurl(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	hp, sp := portOf(w.HTTP), portOf(w.HTTPS)
+	curl := func(env []string, sink io.Writer, args ...string) clientResult {
+		t.Helper()
+		return runClient(t, env, "", sink, append([]string{"curl", "-sS", "--max-time", "20"}, args...)...)
+	}
+
+	// Positive control: the origin answers other.sbx.test when asked
+	// directly (the name pinned to 127.0.0.1 by curl itself).
+	if r := curl(env, nil, "--noproxy", "*", "--resolve", sbxOther+":"+sp+":127.0.0.1", at(w.HTTPS, sbxOther, "/hello")); r.code != 0 || r.stdout != helloBody {
+		t.Fatalf("direct to %s (control): %v", sbxOther, r)
+	}
+	otherHits := w.Hits.Get(sbxOther)
+
+	for _, tc := range []struct {
+		name, url string
+		code      int
+		stdout    string
+		stderr    string
+	}{
+		{"http allowed", at(w.HTTP, sbxAllowed, "/hello"), 0, helloBody, ""},
+		{"https allowed", at(w.HTTPS, sbxAllowed, "/hello"), 0, helloBody, ""},
+		{"https wildcard", at(w.HTTPS, sbxUnder, "/hello"), 0, helloBody, ""},
+		{"http denied", at(w.HTTP, sbxOther, "/hello"), 22, refusal(sbxOther, hp, reasonNotAllowed), "The requested URL returned error: 403"},
+		{"https denied", at(w.HTTPS, sbxOther, "/hello"), 56, "", "CONNECT tunnel failed, response 403"},
+		{"https deny wins over the wildcard", at(w.HTTPS, sbxDenyWins, "/hello"), 56, "", "CONNECT tunnel failed, response 403"},
+		{"http IP literal", at(w.HTTP, sbxIPLiteral, "/hello"), 22, refusal(sbxIPLiteral, hp, reasonIP), "The requested URL returned error: 403"},
+		{"https IP literal", at(w.HTTPS, sbxIPLiteral, "/hello"), 56, "", "CONNECT tunnel failed, response 403"},
+		{"http redirect to a denied name", at(w.HTTP, sbxAllowed, "/redirect-denied"), 22, refusal(sbxOther, hp, reasonNotAllowed), "The requested URL returned error: 403"},
+		{"https redirect to a denied name", at(w.HTTPS, sbxAllowed, "/redirect-denied"), 56, "", "CONNECT tunnel failed, response 403"},
+	} {
+		r := curl(env, nil, "-L", "--fail-with-body", tc.url)
+		if r.code != tc.code || r.stdout != tc.stdout || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s: curl %s: %v\nwant exit %d, stdout %q, stderr with %q", tc.name, tc.url, r, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	// The CONNECT refusal's body names the policy too (curl -v shows the
+	// proxy's headers only, so ask the proxy by hand).
+	if r := curl(env, nil, "-v", at(w.HTTPS, sbxOther, "/hello")); !strings.Contains(r.stderr, "X-Sandbox-Blocked: "+sbxOther) {
+		t.Errorf("curl -v through a refused CONNECT: %v\nwant the X-Sandbox-Blocked header", r)
+	}
+
+	// socks5h:// through ALL_PROXY alone: the name goes to the proxy.
+	socksEnv := without(env, "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")
+	if r := curl(socksEnv, nil, at(w.HTTPS, sbxAllowed, "/hello")); r.code != 0 || r.stdout != helloBody {
+		t.Errorf("socks5h allowed: %v", r)
+	}
+	if r := curl(socksEnv, nil, at(w.HTTPS, sbxOther, "/hello")); r.code != 97 || !strings.Contains(r.stderr, "Can't complete SOCKS5 connection to "+sbxOther+". (2)") {
+		t.Errorf("socks5h denied: %v\nwant exit 97 (CURLE_PROXY), reply 2 (not allowed by ruleset)", r)
+	}
+
+	// 200 MiB through CONNECT, every byte counted and hashed.
+	const n = 200 << 20
+	sink := newCountingHash()
+	r := curl(env, sink, at(w.HTTPS, sbxAllowed, fmt.Sprintf("/big?n=%d", n)))
+	if r.code != 0 || sink.n != n || sink.Sum() != bigSHA256(n) {
+		t.Errorf("200 MiB through CONNECT: %v\ngot %d bytes, sha256 %s; want %d, %s", r, sink.n, sink.Sum(), n, bigSHA256(n))
+	}
+	t.Logf("200 MiB through CONNECT in %v", r.took.Round(time.Millisecond))
+	// And through the plain forward proxy.
+	sink = newCountingHash()
+	const m = 50 << 20
+	r = curl(env, sink, at(w.HTTP, sbxAllowed, fmt.Sprintf("/big?n=%d", m)))
+	if r.code != 0 || sink.n != m || sink.Sum() != bigSHA256(m) {
+		t.Errorf("50 MiB through the forward proxy: %v\ngot %d bytes; want %d", r, sink.n, m)
+	}
+
+	if got := w.Hits.Get(sbxOther); got != otherHits {
+		t.Errorf("the origin answered %s %d times through the proxy", sbxOther, got-otherHits)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, hp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, sp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxDenyWins, Port: atoiPort(t, sp), Count: 1, Reason: reasonDenyWins},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 2, Reason: reasonNotAllowed},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 4, Reason: reasonNotAllowed},
+	)
+}
+
+var _ = filepath.Join
