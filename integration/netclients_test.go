@@ -12,6 +12,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -270,3 +271,220 @@ func TestNetClientCurl(t *testing.T) {
 }
 
 var _ = filepath.Join
+
+func TestNetClientGit(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	gp := portOf(w.Git)
+	clone := func(env []string, u string) (clientResult, string) {
+		t.Helper()
+		dst := filepath.Join(t.TempDir(), "clone")
+		return runClient(t, env, "", nil, "git", "clone", "-q", u, dst), dst
+	}
+	head := func(dir string) string {
+		t.Helper()
+		r := runClient(t, env, dir, nil, "git", "rev-parse", "HEAD")
+		return strings.TrimSpace(r.stdout)
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"https through CONNECT", env},
+		{"socks5h through ALL_PROXY", without(env, "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")},
+	} {
+		r, dst := clone(tc.env, at(w.Git, sbxAllowed, "/repo.git"))
+		if r.code != 0 {
+			t.Errorf("%s: clone: %v", tc.name, r)
+			continue
+		}
+		if got := head(dst); got != w.GitHead {
+			t.Errorf("%s: HEAD %q, want %q", tc.name, got, w.GitHead)
+		}
+		wantContent(t, filepath.Join(dst, "README"), helloBody)
+	}
+	for _, tc := range []struct {
+		name, url, stderr string
+	}{
+		{"denied name", at(w.Git, sbxOther, "/repo.git"), "CONNECT tunnel failed, response 403"},
+		{"IP literal", at(w.Git, sbxIPLiteral, "/repo.git"), "CONNECT tunnel failed, response 403"},
+		{"redirect to a denied name", at(w.Git, sbxAllowed, "/moved/repo.git"), "CONNECT tunnel failed, response 403"},
+	} {
+		r, dst := clone(env, tc.url)
+		if r.code != 128 || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s: clone %s: %v\nwant exit 128 and %q", tc.name, tc.url, r, tc.stderr)
+		}
+		wantAbsent(t, dst)
+	}
+	socksEnv := without(env, "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")
+	if r, _ := clone(socksEnv, at(w.Git, sbxOther, "/repo.git")); r.code != 128 || !strings.Contains(r.stderr, "Can't complete SOCKS5 connection to "+sbxOther+". (2)") {
+		t.Errorf("socks5h denied: %v", r)
+	}
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the git server answered %s %d times", sbxOther, n)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, gp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, gp), Count: 3, Reason: reasonNotAllowed},
+	)
+}
+
+// goEnv is the environment of the go command: a fresh module cache and
+// build cache, the sbx GOPROXY, no checksum database, no toolchain
+// download.
+func goEnv(t *testing.T, env []string, goproxy string) []string {
+	t.Helper()
+	gopath := t.TempDir()
+	modcache := filepath.Join(gopath, "pkg", "mod")
+	// The module cache is read-only; make it removable before TempDir
+	// removes it (cleanups run last first).
+	t.Cleanup(func() {
+		filepath.Walk(gopath, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	return append(env, "GOPROXY="+goproxy, "GOSUMDB=off", "GONOSUMDB="+sbxModule, "GOFLAGS=-mod=mod",
+		"GOPATH="+gopath, "GOMODCACHE="+modcache, "GOCACHE="+hostGoCache(t), "GOTOOLCHAIN=local", "GOENV=off",
+		"CGO_ENABLED=0")
+}
+
+// hostGoCache is the build cache of the user running the tests: nothing
+// in it comes from the network, and sharing it saves compiling the
+// standard library for go run.
+func hostGoCache(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == "off" {
+		return t.TempDir()
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestNetClientGo(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	mp := portOf(w.GoProxy)
+	mv := sbxModule + "@" + sbxModVer
+
+	// go mod download outside a module.
+	r := runClient(t, goEnv(t, env, at(w.GoProxy, sbxAllowed, "")), "", nil, "go", "mod", "download", "-json", mv)
+	var dl struct{ Path, Version, Sum, GoModSum, Dir, Zip, Error string }
+	if err := json.Unmarshal([]byte(r.stdout), &dl); r.code != 0 || err != nil {
+		t.Fatalf("go mod download %s: %v (%v)", mv, r, err)
+	}
+	if dl.Sum != w.ModSum || dl.GoModSum != w.ModGoModSum || dl.Error != "" {
+		t.Errorf("go mod download: %+v\nwant Sum %s GoModSum %s", dl, w.ModSum, w.ModGoModSum)
+	}
+	wantContent(t, filepath.Join(dl.Dir, "hello.go"), moduleFiles["hello.go"])
+	if b, err := os.ReadFile(dl.Zip); err != nil || !bytes.Equal(b, w.ModZip) {
+		t.Errorf("module zip in the cache differs from the proxy's (%v)", err)
+	}
+
+	// A build that needs the module: go run fetches it and records it.
+	mod := t.TempDir()
+	write(t, filepath.Join(mod, "go.mod"), "module example.com/m\n\ngo 1.21\n\nrequire "+sbxModule+" "+sbxModVer+"\n")
+	write(t, filepath.Join(mod, "main.go"), "package main\n\nimport (\n\t\"fmt\"\n\n\thello \""+sbxModule+"\"\n)\n\nfunc main() { fmt.Println(hello.Hello()) }\n")
+	r = runClient(t, goEnv(t, env, at(w.GoProxy, sbxAllowed, "")), mod, nil, "go", "run", ".")
+	if r.code != 0 || r.stdout != "hello from the sbx module\n" {
+		t.Errorf("go run with the module: %v", r)
+	}
+	wantContent(t, filepath.Join(mod, "go.sum"), sbxModule+" "+sbxModVer+" "+w.ModSum+"\n"+sbxModule+" "+sbxModVer+"/go.mod "+w.ModGoModSum+"\n")
+
+	for _, tc := range []struct {
+		name, goproxy, stderr string
+	}{
+		{"denied name", at(w.GoProxy, sbxOther, ""), "Forbidden"},
+		{"IP literal", at(w.GoProxy, sbxIPLiteral, ""), "Forbidden"},
+		{"redirect to a denied name", at(w.GoProxy, sbxAllowed, "/moved"), "Forbidden"},
+	} {
+		r := runClient(t, goEnv(t, env, tc.goproxy), "", nil, "go", "mod", "download", "-json", mv)
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, tc.stderr) {
+			t.Errorf("%s: GOPROXY=%s go mod download: %v\nwant exit 1 and %q", tc.name, tc.goproxy, r, tc.stderr)
+		}
+		t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stdout+r.stderr))
+	}
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the module proxy answered %s %d times", sbxOther, n)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, mp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, mp), Count: 2, Reason: reasonNotAllowed},
+	)
+}
+
+// pyFetch fetches argv[1] with urllib (which reads *_proxy and no_proxy):
+// the body on stdout, or "HTTP <code>" and the body and exit 3 for an HTTP
+// error, or "URLError: <reason>" and exit 4. With a second argument it
+// prints the length and SHA-256 instead of the body.
+const pyFetch = `
+import hashlib, sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=20) as r:
+        if len(sys.argv) > 2:
+            h, n = hashlib.sha256(), 0
+            while True:
+                b = r.read(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+                n += len(b)
+            print(n, h.hexdigest())
+        else:
+            sys.stdout.write(r.read().decode())
+except urllib.error.HTTPError as e:
+    sys.stdout.write("HTTP %d\n%s" % (e.code, e.read().decode()))
+    sys.exit(3)
+except urllib.error.URLError as e:
+    sys.stdout.write("URLError: %s\n" % (e.reason,))
+    sys.exit(4)
+`
+
+func TestNetClientPython(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	hp, sp := portOf(w.HTTP), portOf(w.HTTPS)
+	tunnel403 := "URLError: Tunnel connection failed: 403 Forbidden\n"
+	for _, tc := range []struct {
+		name, url string
+		code      int
+		stdout    string
+	}{
+		{"http allowed", at(w.HTTP, sbxAllowed, "/hello"), 0, helloBody},
+		{"https allowed", at(w.HTTPS, sbxAllowed, "/hello"), 0, helloBody},
+		{"https wildcard", at(w.HTTPS, sbxUnder, "/hello"), 0, helloBody},
+		{"http denied", at(w.HTTP, sbxOther, "/hello"), 3, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed)},
+		{"https denied", at(w.HTTPS, sbxOther, "/hello"), 4, tunnel403},
+		{"https deny wins over the wildcard", at(w.HTTPS, sbxDenyWins, "/hello"), 4, tunnel403},
+		{"http IP literal", at(w.HTTP, sbxIPLiteral, "/hello"), 3, "HTTP 403\n" + refusal(sbxIPLiteral, hp, reasonIP)},
+		{"https IP literal", at(w.HTTPS, sbxIPLiteral, "/hello"), 4, tunnel403},
+		{"http redirect to a denied name", at(w.HTTP, sbxAllowed, "/redirect-denied"), 3, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed)},
+		{"https redirect to a denied name", at(w.HTTPS, sbxAllowed, "/redirect-denied"), 4, tunnel403},
+	} {
+		r := runClient(t, env, "", nil, "python3", "-c", pyFetch, tc.url)
+		if r.code != tc.code || r.stdout != tc.stdout {
+			t.Errorf("%s: urllib %s: %v\nwant exit %d, stdout %q", tc.name, tc.url, r, tc.code, tc.stdout)
+		}
+	}
+	const n = 64 << 20
+	r := runClient(t, env, "", nil, "python3", "-c", pyFetch, at(w.HTTPS, sbxAllowed, fmt.Sprintf("/big?n=%d", n)), "hash")
+	if want := fmt.Sprintf("%d %s\n", n, bigSHA256(n)); r.code != 0 || r.stdout != want {
+		t.Errorf("64 MiB through CONNECT: %v\nwant %q", r, want)
+	}
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the origin answered %s %d times", sbxOther, n)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, hp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, sp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxDenyWins, Port: atoiPort(t, sp), Count: 1, Reason: reasonDenyWins},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 2, Reason: reasonNotAllowed},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 2, Reason: reasonNotAllowed},
+	)
+}
