@@ -58,7 +58,9 @@ const sbxNoProxy = "localhost,127.0.0.1,::1"
 // Test only (the proxy never decrypts TLS, so a real sandbox leaves the
 // system's roots alone; these make the clients trust the test CA):
 // SSL_CERT_FILE (Go, Python's ssl, OpenSSL), CURL_CA_BUNDLE (curl),
-// GIT_SSL_CAINFO (git), NODE_EXTRA_CA_CERTS (node, npm), REQUESTS_CA_BUNDLE
+// GIT_SSL_CAINFO (git), NODE_EXTRA_CA_CERTS (node), npm_config_cafile (npm:
+// Debian's /etc/npmrc sets cafile to the system bundle, which replaces
+// node's roots, NODE_EXTRA_CA_CERTS included), REQUESTS_CA_BUNDLE
 // (requests, pip).
 func proxyEnv(proxyURL string, caFile string) []string {
 	u, err := url.Parse(proxyURL)
@@ -78,7 +80,7 @@ func proxyEnv(proxyURL string, caFile string) []string {
 	if caFile != "" {
 		env = append(env,
 			"SSL_CERT_FILE="+caFile, "CURL_CA_BUNDLE="+caFile, "GIT_SSL_CAINFO="+caFile,
-			"NODE_EXTRA_CA_CERTS="+caFile, "REQUESTS_CA_BUNDLE="+caFile)
+			"NODE_EXTRA_CA_CERTS="+caFile, "npm_config_cafile="+caFile, "REQUESTS_CA_BUNDLE="+caFile)
 	}
 	return env
 }
@@ -365,6 +367,12 @@ func hostGoCache(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
+// goForbidden is the error go mod download -json reports when the proxy
+// refuses the CONNECT to host: Go's transport keeps only the status text.
+func goForbidden(w *netWorld, host string) string {
+	return `"Error": "` + sbxModule + "@" + sbxModVer + `: Get \"` + at(w.GoProxy, host, "/"+sbxModule+"/@v/"+sbxModVer+".info") + `\": Forbidden"`
+}
+
 func TestNetClientGo(t *testing.T) {
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
@@ -399,9 +407,9 @@ func TestNetClientGo(t *testing.T) {
 	for _, tc := range []struct {
 		name, goproxy, stderr string
 	}{
-		{"denied name", at(w.GoProxy, sbxOther, ""), "Forbidden"},
-		{"IP literal", at(w.GoProxy, sbxIPLiteral, ""), "Forbidden"},
-		{"redirect to a denied name", at(w.GoProxy, sbxAllowed, "/moved"), "Forbidden"},
+		{"denied name", at(w.GoProxy, sbxOther, ""), goForbidden(w, sbxOther)},
+		{"IP literal", at(w.GoProxy, sbxIPLiteral, ""), goForbidden(w, sbxIPLiteral)},
+		{"redirect to a denied name", at(w.GoProxy, sbxAllowed, "/moved"), goForbidden(w, sbxOther)},
 	} {
 		r := runClient(t, goEnv(t, env, tc.goproxy), "", nil, "go", "mod", "download", "-json", mv)
 		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, tc.stderr) {
@@ -486,5 +494,66 @@ func TestNetClientPython(t *testing.T) {
 		netproxy.Blocked{Host: sbxDenyWins, Port: atoiPort(t, sp), Count: 1, Reason: reasonDenyWins},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 2, Reason: reasonNotAllowed},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 2, Reason: reasonNotAllowed},
+	)
+}
+
+// npmEnv is npm's environment: the registry, a fresh cache, no retries
+// (a refusal is final), nothing that asks the public registry on its own
+// (update notifier, audit, funding).
+func npmEnv(t *testing.T, env []string, registry string) []string {
+	t.Helper()
+	return append(env, "npm_config_registry="+registry, "npm_config_cache="+t.TempDir(),
+		"npm_config_fetch_retries=0", "npm_config_update_notifier=false", "npm_config_audit=false",
+		"npm_config_fund=false", "npm_config_loglevel=error", "npm_config_userconfig="+filepath.Join(t.TempDir(), "npmrc"))
+}
+
+func TestNetClientNPM(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	np := portOf(w.NPM)
+	registry := at(w.NPM, sbxAllowed, "/")
+
+	if r := runClient(t, npmEnv(t, env, registry), "", nil, "npm", "view", sbxNPMPkg, "version"); r.code != 0 || r.stdout != sbxNPMVer+"\n" {
+		t.Errorf("npm view: %v", r)
+	}
+	project := t.TempDir()
+	write(t, filepath.Join(project, "package.json"), `{"name":"sbx-project","version":"0.0.0","private":true}`+"\n")
+	if r := runClient(t, npmEnv(t, env, registry), project, nil, "npm", "install", sbxNPMPkg); r.code != 0 {
+		t.Errorf("npm install: %v", r)
+	}
+	if r := runClient(t, env, project, nil, "node", "-e", `console.log(require("`+sbxNPMPkg+`"))`); r.code != 0 || r.stdout != "hello from the sbx package\n" {
+		t.Errorf("node requiring the installed package: %v", r)
+	}
+
+	for _, tc := range []struct {
+		name, registry, stderr string
+	}{
+		{"denied name", at(w.NPM, sbxOther, "/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxOther, "/"+sbxNPMPkg) + "\n"},
+		{"IP literal", at(w.NPM, sbxIPLiteral, "/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxIPLiteral, "/"+sbxNPMPkg) + "\n"},
+		{"redirect to a denied name", at(w.NPM, sbxAllowed, "/moved/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxOther, "/"+sbxNPMPkg) + "\n"},
+	} {
+		r := runClient(t, npmEnv(t, env, tc.registry), "", nil, "npm", "view", sbxNPMPkg, "version")
+		if r.code != 1 || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s: npm view with registry %s: %v\nwant exit 1 and %q", tc.name, tc.registry, r, tc.stderr)
+		}
+		t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stderr))
+	}
+	// The registry's metadata sends the tarball to a denied name.
+	project2 := t.TempDir()
+	write(t, filepath.Join(project2, "package.json"), `{"name":"sbx-project","version":"0.0.0","private":true}`+"\n")
+	r := runClient(t, npmEnv(t, env, registry), project2, nil, "npm", "install", sbxNPMElsewhere)
+	if r.code != 1 || !strings.Contains(r.stderr, "npm error 403 403 Forbidden - GET "+at(w.NPM, sbxOther, "/"+sbxNPMElsewhere+"/-/"+sbxNPMElsewhere+"-"+sbxNPMVer+".tgz")+"\n") {
+		t.Errorf("npm install of a package whose tarball is under %s: %v", sbxOther, r)
+	}
+	t.Logf("tarball under a denied name: %s", strings.TrimSpace(r.stderr))
+	wantAbsent(t, filepath.Join(project2, "node_modules", sbxNPMElsewhere))
+
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the registry answered %s %d times", sbxOther, n)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, np), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, np), Count: 3, Reason: reasonNotAllowed},
 	)
 }
