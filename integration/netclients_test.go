@@ -272,7 +272,6 @@ func TestNetClientCurl(t *testing.T) {
 	)
 }
 
-var _ = filepath.Join
 
 func TestNetClientGit(t *testing.T) {
 	w := newNetWorld(t)
@@ -555,5 +554,158 @@ func TestNetClientNPM(t *testing.T) {
 	wantBlocked(t, p,
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, np), Count: 1, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, np), Count: 3, Reason: reasonNotAllowed},
+	)
+}
+
+// proxyVars are the proxy variables of proxyEnv.
+var proxyVars = []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy",
+	"NO_PROXY", "no_proxy", "npm_config_proxy", "npm_config_https_proxy", "PIP_PROXY", "CARGO_HTTP_PROXY"}
+
+// TestNetClientVariables finds out which proxy variable each client reads:
+// each client fetches from the allowed name with one variable of
+// proxyEnv alone. Without the proxy the name does not resolve, so a
+// success means the client used that variable.
+func TestNetClientVariables(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	full := clientEnv(t, p, w)
+	value := map[string]string{}
+	for _, kv := range full {
+		k, v, _ := strings.Cut(kv, "=")
+		value[k] = v
+	}
+	only := func(name string) []string {
+		env := without(full, proxyVars...)
+		if name != "" {
+			env = append(env, name+"="+value[name])
+		}
+		return env
+	}
+	type client struct {
+		name string
+		run  func(env []string) (bool, string)
+	}
+	fetch := func(argv ...string) func(env []string) (bool, string) {
+		return func(env []string) (bool, string) {
+			r := runClient(t, env, "", nil, argv...)
+			return r.code == 0 && r.stdout == helloBody, r.String()
+		}
+	}
+	clients := []client{
+		{"curl http", fetch("curl", "-sS", "--max-time", "10", at(w.HTTP, sbxAllowed, "/hello"))},
+		{"curl https", fetch("curl", "-sS", "--max-time", "10", at(w.HTTPS, sbxAllowed, "/hello"))},
+		{"python http", fetch("python3", "-c", pyFetch, at(w.HTTP, sbxAllowed, "/hello"))},
+		{"python https", fetch("python3", "-c", pyFetch, at(w.HTTPS, sbxAllowed, "/hello"))},
+		{"git https", func(env []string) (bool, string) {
+			r := runClient(t, env, "", nil, "git", "clone", "-q", at(w.Git, sbxAllowed, "/repo.git"), filepath.Join(t.TempDir(), "c"))
+			return r.code == 0, r.String()
+		}},
+		{"go https", func(env []string) (bool, string) {
+			r := runClient(t, goEnv(t, env, at(w.GoProxy, sbxAllowed, "")), "", nil, "go", "mod", "download", sbxModule+"@"+sbxModVer)
+			return r.code == 0, r.String()
+		}},
+		{"npm https", func(env []string) (bool, string) {
+			r := runClient(t, npmEnv(t, env, at(w.NPM, sbxAllowed, "/")), "", nil, "npm", "view", sbxNPMPkg, "version")
+			return r.code == 0 && r.stdout == sbxNPMVer+"\n", r.String()
+		}},
+	}
+	// What the clients here read (curl 7.88, git 2.39, go 1.26, Python
+	// 3.11, npm 10): libcurl ignores HTTP_PROXY (httpoxy) and is the only
+	// one that reads ALL_PROXY; Go and Python read only their scheme's
+	// variable; npm's https-proxy falls back to its proxy setting.
+	wantReads := map[string][]string{
+		"curl http":    {"http_proxy", "ALL_PROXY", "all_proxy"},
+		"curl https":   {"HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"},
+		"python http":  {"HTTP_PROXY", "http_proxy"},
+		"python https": {"HTTPS_PROXY", "https_proxy"},
+		"git https":    {"HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"},
+		"go https":     {"HTTPS_PROXY", "https_proxy"},
+		"npm https":    {"HTTPS_PROXY", "https_proxy", "npm_config_proxy", "npm_config_https_proxy"},
+	}
+	vars := []string{"", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy",
+		"npm_config_proxy", "npm_config_https_proxy"}
+	for _, c := range clients {
+		var reads []string
+		for _, v := range vars {
+			ok, detail := c.run(only(v))
+			if v == "" && ok {
+				t.Errorf("%s succeeded without a proxy variable: %s", c.name, detail)
+			}
+			if ok {
+				reads = append(reads, v)
+			}
+		}
+		if fmt.Sprint(reads) != fmt.Sprint(wantReads[c.name]) {
+			t.Errorf("%s reads %v, want %v", c.name, reads, wantReads[c.name])
+		}
+		// And with all of proxyEnv.
+		if ok, detail := c.run(full); !ok {
+			t.Errorf("%s with proxyEnv: %s", c.name, detail)
+		}
+	}
+}
+
+// TestNetClientLoopback checks what NO_PROXY does: with proxyEnv's, every
+// client reaches 127.0.0.1 directly (the proxy never sees it: under the
+// sandbox the network confinement decides, not the proxy); without it,
+// the clients that send loopback to the proxy are refused there, and Go
+// goes direct anyway (net/http never proxies loopback). And a NO_PROXY
+// naming an allowed name would send the client around the proxy, where
+// the name does not resolve.
+func TestNetClientLoopback(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	full := clientEnv(t, p, w)
+	type client struct {
+		name string
+		run  func(env []string, host string) (bool, string)
+	}
+	clients := []client{
+		{"curl", func(env []string, host string) (bool, string) {
+			r := runClient(t, env, "", nil, "curl", "-sS", "--max-time", "10", at(w.HTTPS, host, "/hello"))
+			return r.code == 0 && r.stdout == helloBody, r.String()
+		}},
+		{"python", func(env []string, host string) (bool, string) {
+			r := runClient(t, env, "", nil, "python3", "-c", pyFetch, at(w.HTTPS, host, "/hello"))
+			return r.code == 0 && r.stdout == helloBody, r.String()
+		}},
+		{"git", func(env []string, host string) (bool, string) {
+			r := runClient(t, env, "", nil, "git", "clone", "-q", at(w.Git, host, "/repo.git"), filepath.Join(t.TempDir(), "c"))
+			return r.code == 0, r.String()
+		}},
+		{"go", func(env []string, host string) (bool, string) {
+			r := runClient(t, goEnv(t, env, at(w.GoProxy, host, "")), "", nil, "go", "mod", "download", sbxModule+"@"+sbxModVer)
+			return r.code == 0, r.String()
+		}},
+		{"npm", func(env []string, host string) (bool, string) {
+			r := runClient(t, npmEnv(t, env, at(w.NPM, host, "/")), "", nil, "npm", "view", sbxNPMPkg, "version")
+			return r.code == 0 && r.stdout == sbxNPMVer+"\n", r.String()
+		}},
+	}
+	// Without NO_PROXY, which clients still go direct to 127.0.0.1.
+	directAnyway := map[string]bool{"go": true}
+	noNoProxy := without(full, "NO_PROXY", "no_proxy")
+	for _, c := range clients {
+		if ok, detail := c.run(full, "127.0.0.1"); !ok {
+			t.Errorf("%s to 127.0.0.1 with NO_PROXY=%s: %s", c.name, sbxNoProxy, detail)
+		}
+		if got := p.Blocked(); len(got) != 0 {
+			t.Errorf("%s to 127.0.0.1 with NO_PROXY=%s reached the proxy: %+v", c.name, sbxNoProxy, got)
+		}
+	}
+	for _, c := range clients {
+		if ok, detail := c.run(noNoProxy, "127.0.0.1"); ok != directAnyway[c.name] {
+			t.Errorf("%s to 127.0.0.1 without NO_PROXY: success %v, want %v: %s", c.name, ok, directAnyway[c.name], detail)
+		}
+		misdirected := append(noNoProxy, "NO_PROXY="+sbxAllowed, "no_proxy="+sbxAllowed)
+		if ok, detail := c.run(misdirected, sbxAllowed); ok {
+			t.Errorf("%s to %s with it in NO_PROXY went through: %s", c.name, sbxAllowed, detail)
+		}
+	}
+	// curl and python asked for the origin, git, npm for theirs.
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: "127.0.0.1", Port: atoiPort(t, portOf(w.HTTPS)), Count: 2, Reason: reasonIP},
+		netproxy.Blocked{Host: "127.0.0.1", Port: atoiPort(t, portOf(w.Git)), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: "127.0.0.1", Port: atoiPort(t, portOf(w.NPM)), Count: 1, Reason: reasonIP},
 	)
 }
