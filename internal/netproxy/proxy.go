@@ -329,6 +329,45 @@ func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) 
 	http.Error(w, "sandbox-local: proxy: "+err.Error(), http.StatusBadGateway)
 }
 
+// refuseConnect answers a refused CONNECT with a 403 whose reason phrase
+// says the sandbox policy refused it and why: clients report a failed
+// CONNECT by its status line and drop its body (Go's net/http keeps the
+// text after the code, Python "Tunnel connection failed: 403 ...", curl
+// and git the code only). net/http cannot write a reason phrase of its
+// own, so the connection is hijacked and the answer written by hand.
+func (p *Proxy) refuseConnect(w http.ResponseWriter, r *http.Request, re *RefusedError) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		p.forwardError(w, r, re)
+		return
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	body := refusalBody(re)
+	fmt.Fprintf(brw.Writer, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		refusalReason(re), headerSafe(re.Host), len(body), body)
+	brw.Writer.Flush()
+}
+
+// refusalReason is the reason phrase of a refused CONNECT.
+func refusalReason(e *RefusedError) string {
+	return headerSafe(fmt.Sprintf("Forbidden by the sandbox policy: %s port %d: %s", e.Host, e.Port, e.Reason))
+}
+
+// headerSafe replaces what may not be in a status line or header value.
+func headerSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
+
 func hostPortOf(hostport, defPort string) (string, int, error) {
 	host, ps, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -349,6 +388,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	up, err := p.dial(r.Context(), "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			p.refuseConnect(w, r, re)
+			return
+		}
 		p.forwardError(w, r, err)
 		return
 	}
