@@ -185,6 +185,12 @@ const (
 	reasonDenyWins   = "denied by the policy's deny-domains (" + sbxDenyWins + ")"
 )
 
+// refusedConnect is the reason phrase of the proxy's 403 to a CONNECT,
+// which is all Go and Python report of it.
+func refusedConnect(host, port, reason string) string {
+	return "Forbidden by the sandbox policy: " + host + " port " + port + ": " + reason
+}
+
 // refusal is the body of the proxy's 403 for host:port.
 func refusal(host, port, reason string) string {
 	return "sandbox-local: blocked by the sandbox policy: " + host + " port " + port + ": " + reason + "\n"
@@ -271,7 +277,6 @@ func TestNetClientCurl(t *testing.T) {
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 4, Reason: reasonNotAllowed},
 	)
 }
-
 
 func TestNetClientGit(t *testing.T) {
 	w := newNetWorld(t)
@@ -368,8 +373,9 @@ func hostGoCache(t *testing.T) string {
 
 // goForbidden is the error go mod download -json reports when the proxy
 // refuses the CONNECT to host: Go's transport keeps only the status text.
-func goForbidden(w *netWorld, host string) string {
-	return `"Error": "` + sbxModule + "@" + sbxModVer + `: Get \"` + at(w.GoProxy, host, "/"+sbxModule+"/@v/"+sbxModVer+".info") + `\": Forbidden"`
+func goForbidden(w *netWorld, host, reason string) string {
+	return `"Error": "` + sbxModule + "@" + sbxModVer + `: Get \"` + at(w.GoProxy, host, "/"+sbxModule+"/@v/"+sbxModVer+".info") + `\": ` +
+		refusedConnect(host, portOf(w.GoProxy), reason) + `"`
 }
 
 func TestNetClientGo(t *testing.T) {
@@ -406,15 +412,14 @@ func TestNetClientGo(t *testing.T) {
 	for _, tc := range []struct {
 		name, goproxy, stderr string
 	}{
-		{"denied name", at(w.GoProxy, sbxOther, ""), goForbidden(w, sbxOther)},
-		{"IP literal", at(w.GoProxy, sbxIPLiteral, ""), goForbidden(w, sbxIPLiteral)},
-		{"redirect to a denied name", at(w.GoProxy, sbxAllowed, "/moved"), goForbidden(w, sbxOther)},
+		{"denied name", at(w.GoProxy, sbxOther, ""), goForbidden(w, sbxOther, reasonNotAllowed)},
+		{"IP literal", at(w.GoProxy, sbxIPLiteral, ""), goForbidden(w, sbxIPLiteral, reasonIP)},
+		{"redirect to a denied name", at(w.GoProxy, sbxAllowed, "/moved"), goForbidden(w, sbxOther, reasonNotAllowed)},
 	} {
 		r := runClient(t, goEnv(t, env, tc.goproxy), "", nil, "go", "mod", "download", "-json", mv)
 		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, tc.stderr) {
 			t.Errorf("%s: GOPROXY=%s go mod download: %v\nwant exit 1 and %q", tc.name, tc.goproxy, r, tc.stderr)
 		}
-		t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stdout+r.stderr))
 	}
 	if n := w.Hits.Get(sbxOther); n != 0 {
 		t.Errorf("the module proxy answered %s %d times", sbxOther, n)
@@ -457,7 +462,9 @@ func TestNetClientPython(t *testing.T) {
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
 	hp, sp := portOf(w.HTTP), portOf(w.HTTPS)
-	tunnel403 := "URLError: Tunnel connection failed: 403 Forbidden\n"
+	tunnel403 := func(host, reason string) string {
+		return "URLError: Tunnel connection failed: 403 " + refusedConnect(host, sp, reason) + "\n"
+	}
 	for _, tc := range []struct {
 		name, url string
 		code      int
@@ -467,12 +474,12 @@ func TestNetClientPython(t *testing.T) {
 		{"https allowed", at(w.HTTPS, sbxAllowed, "/hello"), 0, helloBody},
 		{"https wildcard", at(w.HTTPS, sbxUnder, "/hello"), 0, helloBody},
 		{"http denied", at(w.HTTP, sbxOther, "/hello"), 3, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed)},
-		{"https denied", at(w.HTTPS, sbxOther, "/hello"), 4, tunnel403},
-		{"https deny wins over the wildcard", at(w.HTTPS, sbxDenyWins, "/hello"), 4, tunnel403},
+		{"https denied", at(w.HTTPS, sbxOther, "/hello"), 4, tunnel403(sbxOther, reasonNotAllowed)},
+		{"https deny wins over the wildcard", at(w.HTTPS, sbxDenyWins, "/hello"), 4, tunnel403(sbxDenyWins, reasonDenyWins)},
 		{"http IP literal", at(w.HTTP, sbxIPLiteral, "/hello"), 3, "HTTP 403\n" + refusal(sbxIPLiteral, hp, reasonIP)},
-		{"https IP literal", at(w.HTTPS, sbxIPLiteral, "/hello"), 4, tunnel403},
+		{"https IP literal", at(w.HTTPS, sbxIPLiteral, "/hello"), 4, tunnel403(sbxIPLiteral, reasonIP)},
 		{"http redirect to a denied name", at(w.HTTP, sbxAllowed, "/redirect-denied"), 3, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed)},
-		{"https redirect to a denied name", at(w.HTTPS, sbxAllowed, "/redirect-denied"), 4, tunnel403},
+		{"https redirect to a denied name", at(w.HTTPS, sbxAllowed, "/redirect-denied"), 4, tunnel403(sbxOther, reasonNotAllowed)},
 	} {
 		r := runClient(t, env, "", nil, "python3", "-c", pyFetch, tc.url)
 		if r.code != tc.code || r.stdout != tc.stdout {
@@ -506,6 +513,11 @@ func npmEnv(t *testing.T, env []string, registry string) []string {
 		"npm_config_fund=false", "npm_config_loglevel=error", "npm_config_userconfig="+filepath.Join(t.TempDir(), "npmrc"))
 }
 
+// npmForbidden is npm's report of a refused CONNECT to host for path.
+func npmForbidden(w *netWorld, host, reason, path string) string {
+	return "npm error 403 403 " + refusedConnect(host, portOf(w.NPM), reason) + " - GET " + at(w.NPM, host, path) + "\n"
+}
+
 func TestNetClientNPM(t *testing.T) {
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
@@ -528,24 +540,22 @@ func TestNetClientNPM(t *testing.T) {
 	for _, tc := range []struct {
 		name, registry, stderr string
 	}{
-		{"denied name", at(w.NPM, sbxOther, "/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxOther, "/"+sbxNPMPkg) + "\n"},
-		{"IP literal", at(w.NPM, sbxIPLiteral, "/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxIPLiteral, "/"+sbxNPMPkg) + "\n"},
-		{"redirect to a denied name", at(w.NPM, sbxAllowed, "/moved/"), "npm error 403 403 Forbidden - GET " + at(w.NPM, sbxOther, "/"+sbxNPMPkg) + "\n"},
+		{"denied name", at(w.NPM, sbxOther, "/"), npmForbidden(w, sbxOther, reasonNotAllowed, "/"+sbxNPMPkg)},
+		{"IP literal", at(w.NPM, sbxIPLiteral, "/"), npmForbidden(w, sbxIPLiteral, reasonIP, "/"+sbxNPMPkg)},
+		{"redirect to a denied name", at(w.NPM, sbxAllowed, "/moved/"), npmForbidden(w, sbxOther, reasonNotAllowed, "/"+sbxNPMPkg)},
 	} {
 		r := runClient(t, npmEnv(t, env, tc.registry), "", nil, "npm", "view", sbxNPMPkg, "version")
 		if r.code != 1 || !strings.Contains(r.stderr, tc.stderr) {
 			t.Errorf("%s: npm view with registry %s: %v\nwant exit 1 and %q", tc.name, tc.registry, r, tc.stderr)
 		}
-		t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stderr))
 	}
 	// The registry's metadata sends the tarball to a denied name.
 	project2 := t.TempDir()
 	write(t, filepath.Join(project2, "package.json"), `{"name":"sbx-project","version":"0.0.0","private":true}`+"\n")
 	r := runClient(t, npmEnv(t, env, registry), project2, nil, "npm", "install", sbxNPMElsewhere)
-	if r.code != 1 || !strings.Contains(r.stderr, "npm error 403 403 Forbidden - GET "+at(w.NPM, sbxOther, "/"+sbxNPMElsewhere+"/-/"+sbxNPMElsewhere+"-"+sbxNPMVer+".tgz")+"\n") {
+	if r.code != 1 || !strings.Contains(r.stderr, npmForbidden(w, sbxOther, reasonNotAllowed, "/"+sbxNPMElsewhere+"/-/"+sbxNPMElsewhere+"-"+sbxNPMVer+".tgz")) {
 		t.Errorf("npm install of a package whose tarball is under %s: %v", sbxOther, r)
 	}
-	t.Logf("tarball under a denied name: %s", strings.TrimSpace(r.stderr))
 	wantAbsent(t, filepath.Join(project2, "node_modules", sbxNPMElsewhere))
 
 	if n := w.Hits.Get(sbxOther); n != 0 {
