@@ -719,3 +719,71 @@ func TestNetClientLoopback(t *testing.T) {
 		netproxy.Blocked{Host: "127.0.0.1", Port: atoiPort(t, portOf(w.NPM)), Count: 1, Reason: reasonIP},
 	)
 }
+
+// pipEnv is pip's environment: the index, no cache, no retries, no
+// version check (which would ask pypi.org on its own).
+func pipEnv(env []string, index string) []string {
+	return append(env, "PIP_INDEX_URL="+index, "PIP_NO_CACHE_DIR=1", "PIP_RETRIES=0", "PIP_TIMEOUT=10",
+		"PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_INPUT=1", "PIP_CONFIG_FILE=/dev/null")
+}
+
+func TestNetClientPip(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	idx, whl := w.startPyIndex(t)
+	env := clientEnv(t, p, w)
+	ip := portOf(idx)
+
+	dl := t.TempDir()
+	r := runClient(t, pipEnv(env, at(idx, sbxAllowed, "/simple/")), "", nil, "python3", "-m", "pip", "download", "--no-deps", "-d", dl, sbxPyPkg)
+	if r.code != 0 {
+		t.Fatalf("pip download: %v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(dl, sbxPyWheel)); err != nil || !bytes.Equal(b, whl) {
+		t.Errorf("pip download: the wheel differs from the index's (%v)", err)
+	}
+	target := t.TempDir()
+	r = runClient(t, pipEnv(env, at(idx, sbxAllowed, "/simple/")), "", nil, "python3", "-m", "pip", "install", "--no-deps", "--target", target, sbxPyPkg)
+	if r.code != 0 {
+		t.Errorf("pip install: %v", r)
+	}
+	r = runClient(t, append(env, "PYTHONPATH="+target), "", nil, "python3", "-c", "import sbx_hello; print(sbx_hello.HELLO)")
+	if r.code != 0 || r.stdout != "hello from the sbx wheel\n" {
+		t.Errorf("importing the installed wheel: %v", r)
+	}
+	for _, tc := range []struct {
+		name, index, host, reason string
+	}{
+		{"denied name", at(idx, sbxOther, "/simple/"), sbxOther, reasonNotAllowed},
+		{"IP literal", at(idx, sbxIPLiteral, "/simple/"), sbxIPLiteral, reasonIP},
+		{"redirect to a denied name", at(idx, sbxAllowed, "/moved/simple/"), sbxOther, reasonNotAllowed},
+	} {
+		dl := t.TempDir()
+		// One retry: pip reports a failed fetch only in the warning
+		// of a retry (by default it retries 5 times, backing off).
+		r := runClient(t, append(pipEnv(env, tc.index), "PIP_RETRIES=1"), "", nil, "python3", "-m", "pip", "download", "--no-deps", "-d", dl, sbxPyPkg)
+		want := "Tunnel connection failed: 403 " + refusedConnect(tc.host, ip, tc.reason)
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("%s: pip download from %s: %v\nwant exit 1 and %q", tc.name, tc.index, r, want)
+		}
+	}
+	// pip reads PIP_PROXY (its --proxy) and, through requests, HTTPS_PROXY.
+	for _, v := range []string{"PIP_PROXY", "HTTPS_PROXY", ""} {
+		only := without(env, proxyVars...)
+		if v != "" {
+			only = append(only, v+"=http://"+p.Addr().String())
+		}
+		r := runClient(t, pipEnv(only, at(idx, sbxAllowed, "/simple/")), "", nil, "python3", "-m", "pip", "download", "--no-deps", "-d", t.TempDir(), sbxPyPkg)
+		if (r.code == 0) != (v != "") {
+			t.Errorf("pip download with only %q of the proxy variables: %v", v, r)
+		}
+	}
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the index answered %s %d times", sbxOther, n)
+	}
+	// Each refusal twice: the try and the retry.
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, ip), Count: 2, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, ip), Count: 4, Reason: reasonNotAllowed},
+	)
+}
