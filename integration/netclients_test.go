@@ -61,7 +61,7 @@ const sbxNoProxy = "localhost,127.0.0.1,::1"
 // GIT_SSL_CAINFO (git), NODE_EXTRA_CA_CERTS (node), npm_config_cafile (npm:
 // Debian's /etc/npmrc sets cafile to the system bundle, which replaces
 // node's roots, NODE_EXTRA_CA_CERTS included), REQUESTS_CA_BUNDLE
-// (requests, pip).
+// (requests, pip), CARGO_HTTP_CAINFO (cargo).
 func proxyEnv(proxyURL string, caFile string) []string {
 	u, err := url.Parse(proxyURL)
 	if err != nil {
@@ -80,7 +80,8 @@ func proxyEnv(proxyURL string, caFile string) []string {
 	if caFile != "" {
 		env = append(env,
 			"SSL_CERT_FILE="+caFile, "CURL_CA_BUNDLE="+caFile, "GIT_SSL_CAINFO="+caFile,
-			"NODE_EXTRA_CA_CERTS="+caFile, "npm_config_cafile="+caFile, "REQUESTS_CA_BUNDLE="+caFile)
+			"NODE_EXTRA_CA_CERTS="+caFile, "npm_config_cafile="+caFile, "REQUESTS_CA_BUNDLE="+caFile,
+			"CARGO_HTTP_CAINFO="+caFile)
 	}
 	return env
 }
@@ -785,5 +786,96 @@ func TestNetClientPip(t *testing.T) {
 	wantBlocked(t, p,
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, ip), Count: 2, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, ip), Count: 4, Reason: reasonNotAllowed},
+	)
+}
+
+// cargoEnv is cargo's environment: a fresh CARGO_HOME, the sbx registry,
+// no retries.
+// The toolchains stay the user's (RUSTUP_HOME): rustup's cargo proxy
+// finds nothing under the fresh HOME.
+func cargoEnv(t *testing.T, env []string, w *netWorld, index string) (cargoHome string, _ []string) {
+	t.Helper()
+	rustup := os.Getenv("RUSTUP_HOME")
+	if rustup == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rustup = filepath.Join(home, ".rustup")
+	}
+	cargoHome = t.TempDir()
+	return cargoHome, append(env, "CARGO_HOME="+cargoHome, "RUSTUP_HOME="+rustup, "CARGO_REGISTRIES_SBX_INDEX=sparse+"+index,
+		"CARGO_NET_RETRY=0", "CARGO_TERM_COLOR=never")
+}
+
+// cargoProject is a crate that depends on sbx-hello from the sbx registry.
+func cargoProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "Cargo.toml"), "[package]\nname = \"sbx-project\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\n"+
+		sbxCrate+" = { version = \""+sbxCrateVer+"\", registry = \"sbx\" }\n")
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "src", "main.rs"), "fn main() { println!(\"{}\", sbx_hello::hello()); }\n")
+	return dir
+}
+
+func TestNetClientCargo(t *testing.T) {
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	reg, crate := w.startCargoRegistry(t)
+	env := clientEnv(t, p, w)
+	cp := portOf(reg)
+
+	cargoHome, cenv := cargoEnv(t, env, w, at(reg, sbxAllowed, "/index/"))
+	dir := cargoProject(t)
+	r := runClient(t, cenv, dir, nil, "cargo", "fetch")
+	if r.code != 0 {
+		t.Fatalf("cargo fetch: %v", r)
+	}
+	cached, _ := filepath.Glob(filepath.Join(cargoHome, "registry", "cache", "*", sbxCrate+"-"+sbxCrateVer+".crate"))
+	if len(cached) != 1 {
+		t.Fatalf("cargo fetch left %v in its cache", cached)
+	}
+	if b, err := os.ReadFile(cached[0]); err != nil || !bytes.Equal(b, crate) {
+		t.Errorf("the cached crate differs from the registry's (%v)", err)
+	}
+	for _, tc := range []struct {
+		name, index, host string
+	}{
+		{"denied name", at(reg, sbxOther, "/index/"), sbxOther},
+		{"IP literal", at(reg, sbxIPLiteral, "/index/"), sbxIPLiteral},
+		{"redirect to a denied name", at(reg, sbxAllowed, "/moved/index/"), sbxOther},
+	} {
+		_, cenv := cargoEnv(t, env, w, tc.index)
+		r := runClient(t, cenv, cargoProject(t), nil, "cargo", "fetch")
+		want := "failed to download from `" + tc.index + "config.json`\n\nCaused by:\n  [56] Failure when receiving data from the peer (CONNECT tunnel failed, response 403)\n"
+		if r.code != 101 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: cargo fetch from %s: %v\nwant exit 101 and %q", tc.name, tc.index, r, want)
+		}
+	}
+	var reads []string
+	for _, v := range []string{"", "CARGO_HTTP_PROXY", "HTTPS_PROXY", "https_proxy", "http_proxy", "HTTP_PROXY", "ALL_PROXY", "all_proxy"} {
+		only := without(env, proxyVars...)
+		if v != "" {
+			only = append(only, v+"=http://"+p.Addr().String())
+		}
+		_, cenv := cargoEnv(t, only, w, at(reg, sbxAllowed, "/index/"))
+		if r := runClient(t, cenv, cargoProject(t), nil, "cargo", "fetch"); r.code == 0 {
+			reads = append(reads, v)
+		}
+	}
+	// cargo's libcurl: its own http.proxy, then the libcurl variables
+	// (no HTTP_PROXY, and http_proxy is not for https://).
+	if want := "[CARGO_HTTP_PROXY HTTPS_PROXY https_proxy ALL_PROXY all_proxy]"; fmt.Sprint(reads) != want {
+		t.Errorf("cargo reads %v, want %s", reads, want)
+	}
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the registry answered %s %d times", sbxOther, n)
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, cp), Count: 1, Reason: reasonIP},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, cp), Count: 2, Reason: reasonNotAllowed},
 	)
 }
