@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -37,23 +38,33 @@ const sbxNoProxy = "localhost,127.0.0.1,::1"
 // the proxy part is what the sandbox sets (copy it into the library), the
 // trust part, only when caFile is not "", is for the tests' throwaway CA.
 //
-// Who reads what (checked by TestNetClientVariables):
+// Who reads what, for a fetch from an allowed name with that variable
+// alone (TestNetClientVariables, TestNetClientPip, TestNetClientCargo;
+// curl 7.88, git 2.39, go 1.26, Python 3.11, pip 23.2, npm 10.8, cargo
+// 1.95):
 //
-//   - http_proxy (lower case): curl and git (libcurl) for http://; libcurl
-//     ignores HTTP_PROXY in upper case (httpoxy), so both are set.
-//   - HTTP_PROXY, http_proxy: Go (net/http ProxyFromEnvironment, so go, and
-//     most Go tools), Python (urllib, requests, pip), npm (@npmcli/agent).
-//   - HTTPS_PROXY, https_proxy: curl, git, Go, Python, npm, pip, cargo for
-//     https://; the proxy answers CONNECT.
-//   - ALL_PROXY, all_proxy = socks5h://: libcurl's fallback for schemes
-//     without their own variable; socks5h makes the client send the name,
-//     not an address it resolved (it could not resolve it anyway).
-//   - NO_PROXY, no_proxy: loopback only (sbxNoProxy).
-//   - npm_config_proxy, npm_config_https_proxy: npm, pnpm and yarn 1 read
-//     these as their proxy and https-proxy settings, winning over a
-//     proxy in the user's .npmrc.
-//   - PIP_PROXY: pip's --proxy, winning over pip.conf.
-//   - CARGO_HTTP_PROXY: cargo's http.proxy, winning over .cargo/config.toml.
+//	curl http://    http_proxy ALL_PROXY all_proxy     (libcurl ignores HTTP_PROXY: httpoxy)
+//	curl https://   HTTPS_PROXY https_proxy ALL_PROXY all_proxy
+//	git https://    HTTPS_PROXY https_proxy ALL_PROXY all_proxy
+//	python urllib   HTTP_PROXY http_proxy for http://, HTTPS_PROXY https_proxy for https://
+//	go (GOPROXY)    HTTPS_PROXY https_proxy            (never ALL_PROXY; never proxies loopback)
+//	npm             HTTPS_PROXY https_proxy npm_config_proxy npm_config_https_proxy
+//	pip             PIP_PROXY HTTPS_PROXY
+//	cargo           CARGO_HTTP_PROXY HTTPS_PROXY https_proxy ALL_PROXY all_proxy
+//
+// So HTTP_PROXY/http_proxy and HTTPS_PROXY/https_proxy in both cases
+// cover every client; ALL_PROXY=socks5h:// is libcurl's fallback (other
+// schemes, and a client that unsets the HTTP ones), socks5h so the client
+// sends the name, not an address it resolved. NO_PROXY is loopback only
+// (sbxNoProxy) and must never name a domain the policy decides on: a
+// client sends a NO_PROXY name around the proxy. npm_config_proxy,
+// npm_config_https_proxy (npm, pnpm, yarn 1), PIP_PROXY and
+// CARGO_HTTP_PROXY are the tools' own settings, which win over a proxy in
+// the user's .npmrc, pip.conf or .cargo/config.toml. All of this is
+// cooperative: a client that ignores the variables (or a git with
+// http.proxy in its config, which wins over them) connects directly, so
+// the network confinement, not the variables, must keep it from anything
+// but the proxy.
 //
 // Test only (the proxy never decrypts TLS, so a real sandbox leaves the
 // system's roots alone; these make the clients trust the test CA):
@@ -328,6 +339,18 @@ func TestNetClientGit(t *testing.T) {
 	socksEnv := without(env, "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")
 	if r, _ := clone(socksEnv, at(w.Git, sbxOther, "/repo.git")); r.code != 128 || !strings.Contains(r.stderr, "Can't complete SOCKS5 connection to "+sbxOther+". (2)") {
 		t.Errorf("socks5h denied: %v", r)
+	}
+	// git's http.proxy wins over the variables: one pointing at nothing
+	// breaks the clone the variables alone make work.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	withConfig := append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.proxy", "GIT_CONFIG_VALUE_0=http://"+dead)
+	if r, _ := clone(withConfig, at(w.Git, sbxAllowed, "/repo.git")); r.code != 128 || !strings.Contains(r.stderr, "Failed to connect to 127.0.0.1 port") {
+		t.Errorf("clone with http.proxy=%s in git's config: %v\nwant exit 128, failed to connect", dead, r)
 	}
 	if n := w.Hits.Get(sbxOther); n != 0 {
 		t.Errorf("the git server answered %s %d times", sbxOther, n)
