@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -209,6 +210,7 @@ func refusal(host, port, reason string) string {
 }
 
 func TestNetClientCurl(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
@@ -278,6 +280,30 @@ func TestNetClientCurl(t *testing.T) {
 		t.Errorf("50 MiB through the forward proxy: %v\ngot %d bytes; want %d", r, sink.n, m)
 	}
 
+	// 32 MiB up, through the forward proxy and through CONNECT (curl sends
+	// Expect: 100-continue).
+	up := filepath.Join(t.TempDir(), "up")
+	f, err := os.Create(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u = 32 << 20
+	io.Copy(f, bigStream(u))
+	f.Close()
+	for _, s := range []*httptest.Server{w.HTTP, w.HTTPS} {
+		r := curl(env, nil, "--data-binary", "@"+up, at(s, sbxAllowed, "/upload"))
+		if want := fmt.Sprintf("%d %s\n", u, bigSHA256(u)); r.code != 0 || r.stdout != want {
+			t.Errorf("32 MiB up to %s: %v\nwant %q", at(s, sbxAllowed, "/upload"), r, want)
+		}
+	}
+
+	// One curl, one connection to the proxy, two hosts: the second request
+	// on the kept-alive connection is decided on its own.
+	r = curl(env, nil, "-w", "[%{http_code} %{num_connects}]", at(w.HTTP, sbxAllowed, "/hello"), at(w.HTTP, sbxOther, "/hello"))
+	if want := helloBody + "[200 1]" + refusal(sbxOther, hp, reasonNotAllowed) + "[403 0]"; r.code != 0 || r.stdout != want {
+		t.Errorf("two hosts on one proxy connection: %v\nwant stdout %q", r, want)
+	}
+
 	if got := w.Hits.Get(sbxOther); got != otherHits {
 		t.Errorf("the origin answered %s %d times through the proxy", sbxOther, got-otherHits)
 	}
@@ -285,12 +311,13 @@ func TestNetClientCurl(t *testing.T) {
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, hp), Count: 1, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, sp), Count: 1, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxDenyWins, Port: atoiPort(t, sp), Count: 1, Reason: reasonDenyWins},
-		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 2, Reason: reasonNotAllowed},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 3, Reason: reasonNotAllowed},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 4, Reason: reasonNotAllowed},
 	)
 }
 
 func TestNetClientGit(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
@@ -306,6 +333,7 @@ func TestNetClientGit(t *testing.T) {
 		return strings.TrimSpace(r.stdout)
 	}
 
+	wantHead := w.GitHead
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -318,10 +346,24 @@ func TestNetClientGit(t *testing.T) {
 			t.Errorf("%s: clone: %v", tc.name, r)
 			continue
 		}
-		if got := head(dst); got != w.GitHead {
-			t.Errorf("%s: HEAD %q, want %q", tc.name, got, w.GitHead)
+		if got := head(dst); got != wantHead {
+			t.Errorf("%s: HEAD %q, want %q", tc.name, got, wantHead)
 		}
 		wantContent(t, filepath.Join(dst, "README"), helloBody)
+		// And a push back (a POST of a pack through the tunnel).
+		write(t, filepath.Join(dst, "pushed"), tc.name+"\n")
+		ident := append(append([]string(nil), tc.env...), gitIdentity...)
+		for _, args := range [][]string{{"add", "pushed"}, {"commit", "-q", "-m", "pushed " + tc.name}, {"push", "-q", "origin", "main"}} {
+			if r := runClient(t, ident, dst, nil, append([]string{"git"}, args...)...); r.code != 0 {
+				t.Errorf("%s: git %v: %v", tc.name, args, r)
+			}
+		}
+		local := strings.TrimSpace(runClient(t, env, dst, nil, "git", "rev-parse", "HEAD").stdout)
+		remote := strings.TrimSpace(runClient(t, env, w.GitRepo, nil, "git", "rev-parse", "main").stdout)
+		if local == wantHead || local != remote {
+			t.Errorf("%s: pushed %s, the server's main is %s", tc.name, local, remote)
+		}
+		wantHead = remote
 	}
 	for _, tc := range []struct {
 		name, url, stderr string
@@ -403,6 +445,7 @@ func goForbidden(w *netWorld, host, reason string) string {
 }
 
 func TestNetClientGo(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
@@ -482,6 +525,7 @@ except urllib.error.URLError as e:
 `
 
 func TestNetClientPython(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
@@ -543,6 +587,7 @@ func npmForbidden(w *netWorld, host, reason, path string) string {
 }
 
 func TestNetClientNPM(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	env := clientEnv(t, p, w)
@@ -600,6 +645,7 @@ var proxyVars = []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy
 // proxyEnv alone. Without the proxy the name does not resolve, so a
 // success means the client used that variable.
 func TestNetClientVariables(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	full := clientEnv(t, p, w)
@@ -687,6 +733,7 @@ func TestNetClientVariables(t *testing.T) {
 // naming an allowed name would send the client around the proxy, where
 // the name does not resolve.
 func TestNetClientLoopback(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	full := clientEnv(t, p, w)
@@ -752,6 +799,7 @@ func pipEnv(env []string, index string) []string {
 }
 
 func TestNetClientPip(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	idx, whl := w.startPyIndex(t)
@@ -845,6 +893,7 @@ func cargoProject(t *testing.T) string {
 }
 
 func TestNetClientCargo(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t)
 	p, _ := startSbxProxy(t)
 	reg, crate := w.startCargoRegistry(t)

@@ -231,12 +231,14 @@ func (h *hostHits) Get(host string) int {
 // netWorld is every origin a client check needs.
 type netWorld struct {
 	CA *testCA
-	// HTTP and HTTPS are the origin (/hello, /redirect-denied, /big?n=).
+	// HTTP and HTTPS are the origin (/hello, /redirect-denied, /big?n=,
+	// /upload answering the body's length and SHA-256).
 	HTTP, HTTPS *httptest.Server
 	// Git serves /repo.git by smart HTTP; /moved/... redirects to sbxOther.
 	Git *httptest.Server
-	// GitHead is the commit repo.git's main branch points at.
-	GitHead string
+	// GitHead is the commit repo.git's main branch points at first, and
+	// GitRepo the bare repository (it accepts pushes).
+	GitHead, GitRepo string
 	// GoProxy serves sbxModule at sbxModVer; /moved/... redirects to sbxOther.
 	GoProxy *httptest.Server
 	// NPM serves sbxNPMPkg and sbxNPMElsewhere; /moved/... redirects.
@@ -316,6 +318,14 @@ func originHandler(rw http.ResponseWriter, r *http.Request) {
 		io.WriteString(rw, helloBody)
 	case "/redirect-denied":
 		redirectToOther(rw, r, "/hello")
+	case "/upload":
+		// The length and SHA-256 of the request body.
+		c := newCountingHash()
+		if _, err := io.Copy(c, r.Body); err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(rw, "%d %s\n", c.n, c.Sum())
 	case "/big":
 		n, err := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
 		if err != nil || n < 0 {
@@ -369,11 +379,13 @@ func (c *countingHash) Sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 // hostOnlyEnv is what fixture commands (git while building the repo) run
 // with: no proxy, no user configuration.
 func hostOnlyEnv(home string) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=sbx", "GIT_AUTHOR_EMAIL=sbx@sbx.test", "GIT_COMMITTER_NAME=sbx",
-		"GIT_COMMITTER_EMAIL=sbx@sbx.test", "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z",
-		"GIT_COMMITTER_DATE=2026-01-01T00:00:00Z"}
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C", "GIT_CONFIG_NOSYSTEM=1"}, gitIdentity...)
 }
+
+// gitIdentity is who commits in the git fixtures and checks.
+var gitIdentity = []string{"GIT_AUTHOR_NAME=sbx", "GIT_AUTHOR_EMAIL=sbx@sbx.test", "GIT_COMMITTER_NAME=sbx",
+	"GIT_COMMITTER_EMAIL=sbx@sbx.test", "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z",
+	"GIT_COMMITTER_DATE=2026-01-01T00:00:00Z"}
 
 // gitHandler builds a bare repository with one commit and serves it with
 // git http-backend.
@@ -405,6 +417,9 @@ func (w *netWorld) gitHandler(t *testing.T) http.Handler {
 	git(work, "commit", "-q", "-m", "one commit")
 	git(work, "push", "-q", filepath.Join(root, "repo.git"), "main")
 	w.GitHead = git(work, "rev-parse", "HEAD")
+	// Pushes too, without authentication.
+	git(filepath.Join(root, "repo.git"), "config", "http.receivepack", "true")
+	w.GitRepo = filepath.Join(root, "repo.git")
 	execPath := git(root, "--exec-path")
 	backend := &cgi.Handler{
 		Path: filepath.Join(execPath, "git-http-backend"),
