@@ -951,3 +951,67 @@ func TestNetClientCargo(t *testing.T) {
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, cp), Count: 2, Reason: reasonNotAllowed},
 	)
 }
+
+// pyRequests fetches argv[1] with requests (HTTPS_PROXY, REQUESTS_CA_BUNDLE).
+const pyRequests = `
+import sys, requests
+try:
+    r = requests.get(sys.argv[1], timeout=20)
+    sys.stdout.write("HTTP %d\n%s" % (r.status_code, r.text))
+except requests.exceptions.RequestException as e:
+    sys.stdout.write("%s: %s\n" % (type(e).__name__, e))
+    sys.exit(4)
+`
+
+// nodeFetch fetches argv[1] with node's built-in fetch (undici) and then
+// https.get: neither reads the proxy variables (node 20).
+const nodeFetch = `
+const u = process.argv[1];
+fetch(u).then(r => r.text()).then(b => process.stdout.write("fetch: " + b),
+  e => process.stdout.write("fetch: " + (e.cause ? e.cause.code : e.message) + "\n")).then(() => {
+  require("https").get(u, r => { let b = ""; r.on("data", d => b += d); r.on("end", () => process.stdout.write("https.get: " + b)); })
+    .on("error", e => process.stdout.write("https.get: " + e.code + "\n"));
+});
+`
+
+// TestNetClientOthers records what other clients an agent runs do with
+// proxyEnv: wget and requests use it; node's own fetch and https do not
+// (so a node script fails to resolve the name, and under the sandbox
+// could reach nothing).
+func TestNetClientOthers(t *testing.T) {
+	t.Parallel()
+	w := newNetWorld(t)
+	p, _ := startSbxProxy(t)
+	env := clientEnv(t, p, w)
+	hp, sp := portOf(w.HTTP), portOf(w.HTTPS)
+	wget := func(u string) []string {
+		return []string{"wget", "-nv", "-O", "-", "--ca-certificate=" + w.CA.File, u}
+	}
+	for _, tc := range []struct {
+		argv           []string
+		code           int
+		stdout, stderr string
+	}{
+		{wget(at(w.HTTP, sbxAllowed, "/hello")), 0, helloBody, ""},
+		{wget(at(w.HTTPS, sbxAllowed, "/hello")), 0, helloBody, ""},
+		{wget(at(w.HTTP, sbxOther, "/hello")), 8, "", "ERROR 403: Forbidden."},
+		{wget(at(w.HTTPS, sbxOther, "/hello")), 4, "", "Proxy tunneling failed: " + refusedConnect(sbxOther, sp, reasonNotAllowed)},
+		{[]string{"python3", "-c", pyRequests, at(w.HTTPS, sbxAllowed, "/hello")}, 0, "HTTP 200\n" + helloBody, ""},
+		{[]string{"python3", "-c", pyRequests, at(w.HTTP, sbxOther, "/hello")}, 0, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed), ""},
+		{[]string{"python3", "-c", pyRequests, at(w.HTTPS, sbxOther, "/hello")}, 4,
+			"ProxyError: HTTPSConnectionPool(host='" + sbxOther + "', port=" + sp + "): Max retries exceeded with url: /hello (Caused by ProxyError('Unable to connect to proxy', OSError(\"Tunnel connection failed: 403 " + refusedConnect(sbxOther, sp, reasonNotAllowed) + "\")))\n", ""},
+		{[]string{"node", "-e", nodeFetch, at(w.HTTPS, sbxAllowed, "/hello")}, 0, "fetch: ENOTFOUND\nhttps.get: ENOTFOUND\n", ""},
+	} {
+		r := runClient(t, env, "", nil, tc.argv...)
+		if r.code != tc.code || r.stdout != tc.stdout || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s %s: %v\nwant exit %d, stdout %q, stderr with %q", tc.argv[0], tc.argv[len(tc.argv)-1], r, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	wantBlocked(t, p,
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 2, Reason: reasonNotAllowed},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 2, Reason: reasonNotAllowed},
+	)
+	if n := w.Hits.Get(sbxOther); n != 0 {
+		t.Errorf("the origin answered %s %d times", sbxOther, n)
+	}
+}
