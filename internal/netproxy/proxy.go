@@ -320,25 +320,29 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy) http.Handler {
 func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *RefusedError
 	if errors.As(err, &re) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Sandbox-Blocked", re.Host)
-		w.WriteHeader(http.StatusForbidden)
-		io.WriteString(w, refusalBody(re))
+		p.refuse(w, r, re)
 		return
 	}
 	http.Error(w, "sandbox-local: proxy: "+err.Error(), http.StatusBadGateway)
 }
 
-// refuseConnect answers a refused CONNECT with a 403 whose reason phrase
-// says the sandbox policy refused it and why: clients report a failed
-// CONNECT by its status line and drop its body (Go's net/http keeps the
-// text after the code, Python "Tunnel connection failed: 403 ...", curl
-// and git the code only). net/http cannot write a reason phrase of its
-// own, so the connection is hijacked and the answer written by hand.
-func (p *Proxy) refuseConnect(w http.ResponseWriter, r *http.Request, re *RefusedError) {
+// refuse answers a refused request (a CONNECT or a forwarded one) with a
+// 403 whose reason phrase says the sandbox policy refused it and why, and
+// the same in the body. Clients report a failed CONNECT by its status line
+// and drop its body (Go's net/http keeps the text after the code, Python
+// "Tunnel connection failed: 403 ...", curl and git the code only), and
+// some report a forwarded 403 by its status line too (wget "ERROR 403:
+// ..."). net/http cannot write a reason phrase of its own, so the
+// connection is hijacked, the answer written by hand, and the connection
+// closed.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, re *RefusedError) {
+	body := refusalBody(re)
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		p.forwardError(w, r, re)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Sandbox-Blocked", headerSafe(re.Host))
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, body)
 		return
 	}
 	c, brw, err := hj.Hijack()
@@ -346,13 +350,12 @@ func (p *Proxy) refuseConnect(w http.ResponseWriter, r *http.Request, re *Refuse
 		return
 	}
 	defer c.Close()
-	body := refusalBody(re)
 	fmt.Fprintf(brw.Writer, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		refusalReason(re), headerSafe(re.Host), len(body), body)
 	brw.Writer.Flush()
 }
 
-// refusalReason is the reason phrase of a refused CONNECT.
+// refusalReason is the reason phrase of a refusal.
 func refusalReason(e *RefusedError) string {
 	return headerSafe(fmt.Sprintf("Forbidden by the sandbox policy: %s port %d: %s", e.Host, e.Port, e.Reason))
 }
@@ -388,11 +391,6 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	up, err := p.dial(r.Context(), "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		var re *RefusedError
-		if errors.As(err, &re) {
-			p.refuseConnect(w, r, re)
-			return
-		}
 		p.forwardError(w, r, err)
 		return
 	}

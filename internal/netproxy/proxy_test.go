@@ -212,29 +212,35 @@ func TestSOCKS5(t *testing.T) {
 	}
 }
 
-// TestConnectRefusalOnTheWire reads a refused CONNECT's answer as a client
-// without net/http sees it: status line, the header naming the host, the
-// body, and the end of the connection.
-func TestConnectRefusalOnTheWire(t *testing.T) {
+// TestRefusalOnTheWire reads refusals as a client without net/http sees
+// them, a CONNECT's and a forwarded request's: status line, the header
+// naming the host, the body, and the end of the connection.
+func TestRefusalOnTheWire(t *testing.T) {
 	p := startProxy(t, Rules{Allow: mustPatterns(t, "allowed.test"), AllowPrivate: true})
-	c, err := net.Dial("tcp", p.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	// Without Connection: close the read would wait for the deadline.
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n")
-	b, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := "sandbox-local: blocked by the sandbox policy: denied.test port 443: not in the policy's allow-domains\n"
-	want := "HTTP/1.1 403 Forbidden by the sandbox policy: denied.test port 443: not in the policy's allow-domains\r\n" +
-		"Content-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: denied.test\r\n" +
-		fmt.Sprintf("Content-Length: %d\r\nConnection: close\r\n\r\n", len(body)) + body
-	if string(b) != want {
-		t.Errorf("refused CONNECT answered\n%q\nwant\n%q", b, want)
+	for _, tc := range []struct{ req, port string }{
+		{"CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n", "443"},
+		{"GET http://denied.test:8080/x HTTP/1.1\r\nHost: denied.test:8080\r\n\r\n", "8080"},
+		{"POST http://denied.test/x HTTP/1.1\r\nHost: denied.test\r\nContent-Length: 3\r\n\r\nabc", "80"},
+	} {
+		c, err := net.Dial("tcp", p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without Connection: close the read would wait for the deadline.
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, tc.req)
+		b, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := "sandbox-local: blocked by the sandbox policy: denied.test port " + tc.port + ": not in the policy's allow-domains\n"
+		want := "HTTP/1.1 403 Forbidden by the sandbox policy: denied.test port " + tc.port + ": not in the policy's allow-domains\r\n" +
+			"Content-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: denied.test\r\n" +
+			fmt.Sprintf("Content-Length: %d\r\nConnection: close\r\n\r\n", len(body)) + body
+		if string(b) != want {
+			t.Errorf("%q answered\n%q\nwant\n%q", tc.req, b, want)
+		}
 	}
 	if got := headerSafe("a\r\nb\x7f\xffc"); got != "a??b??c" {
 		t.Errorf("headerSafe = %q", got)
