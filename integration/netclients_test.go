@@ -198,8 +198,9 @@ const (
 	reasonDenyWins   = "denied by the policy's deny-domains (" + sbxDenyWins + ")"
 )
 
-// refusedConnect is the reason phrase of the proxy's 403 to a CONNECT,
-// which is all Go and Python report of it.
+// refusedConnect is the reason phrase of the proxy's 403 (to a CONNECT or
+// a forwarded request), which is all Go, Python and wget report of a
+// refused CONNECT.
 func refusedConnect(host, port, reason string) string {
 	return "Forbidden by the sandbox policy: " + host + " port " + port + ": " + reason
 }
@@ -994,7 +995,7 @@ func TestNetClientOthers(t *testing.T) {
 	}{
 		{wget(at(w.HTTP, sbxAllowed, "/hello")), 0, helloBody, ""},
 		{wget(at(w.HTTPS, sbxAllowed, "/hello")), 0, helloBody, ""},
-		{wget(at(w.HTTP, sbxOther, "/hello")), 8, "", "ERROR 403: Forbidden."},
+		{wget(at(w.HTTP, sbxOther, "/hello")), 8, "", "ERROR 403: " + refusedConnect(sbxOther, hp, reasonNotAllowed) + ".\n"},
 		{wget(at(w.HTTPS, sbxOther, "/hello")), 4, "", "Proxy tunneling failed: " + refusedConnect(sbxOther, sp, reasonNotAllowed)},
 		{[]string{"python3", "-c", pyRequests, at(w.HTTPS, sbxAllowed, "/hello")}, 0, "HTTP 200\n" + helloBody, ""},
 		{[]string{"python3", "-c", pyRequests, at(w.HTTP, sbxOther, "/hello")}, 0, "HTTP 403\n" + refusal(sbxOther, hp, reasonNotAllowed), ""},
