@@ -298,6 +298,16 @@ func TestNetClientCurl(t *testing.T) {
 		}
 	}
 
+	// HTTP/2 inside the tunnel: the proxy copies bytes.
+	if r := curl(env, nil, "--http2", "-w", "[%{http_version}]", at(w.HTTPS, sbxAllowed, "/hello")); r.code != 0 || r.stdout != helloBody+"[2]" {
+		t.Errorf("HTTP/2 through CONNECT: %v", r)
+	}
+	// A Host header naming another name does not reach it: the forwarded
+	// request goes to, and names, the URL's host.
+	if r := curl(env, nil, "-H", "Host: "+net.JoinHostPort(sbxOther, hp), at(w.HTTP, sbxAllowed, "/hello")); r.code != 0 || r.stdout != helloBody {
+		t.Errorf("allowed URL with the Host header of a denied name: %v", r)
+	}
+
 	// One curl, one connection to the proxy, two hosts: the second request
 	// on the kept-alive connection is decided on its own.
 	r = curl(env, nil, "-w", "[%{http_code} %{num_connects}]", at(w.HTTP, sbxAllowed, "/hello"), at(w.HTTP, sbxOther, "/hello"))

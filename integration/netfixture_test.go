@@ -260,6 +260,8 @@ func newNetWorld(t *testing.T) *netWorld {
 	startTLS := func(h http.Handler) *httptest.Server {
 		s := httptest.NewUnstartedServer(w.counted(h))
 		s.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
+		// HTTP/2 where the client offers it (through a tunnel, too).
+		s.EnableHTTP2 = true
 		s.StartTLS()
 		t.Cleanup(s.Close)
 		return s
