@@ -298,6 +298,22 @@ func TestNetClientCurl(t *testing.T) {
 		}
 	}
 
+	// 32 tunnels at once, 4 MiB each: 16 CONNECTs, then (--next, as curl's
+	// options hold for every URL of a group) 16 over SOCKS.
+	w4 := []string{"--http1.1", "-w", "%{http_code} %{size_download}\n"}
+	args := append([]string{"--parallel", "--parallel-max", "32"}, w4...)
+	for i := 0; i < 32; i++ {
+		if i == 16 {
+			args = append(append(args, "--next", "--proxy", "socks5h://"+p.Addr().String()), w4...)
+		}
+		args = append(args, "-o", "/dev/null", at(w.HTTPS, sbxAllowed, fmt.Sprintf("/big?n=%d&i=%d", 4<<20, i)))
+	}
+	before := w.Hits.Get(sbxAllowed)
+	r = curl(env, nil, args...)
+	if want := strings.Repeat(fmt.Sprintf("200 %d\n", 4<<20), 32); r.code != 0 || r.stdout != want || w.Hits.Get(sbxAllowed) != before+32 {
+		t.Errorf("32 parallel tunnels: %v", r)
+	}
+
 	// HTTP/2 inside the tunnel: the proxy copies bytes.
 	if r := curl(env, nil, "--http2", "-w", "[%{http_version}]", at(w.HTTPS, sbxAllowed, "/hello")); r.code != 0 || r.stdout != helloBody+"[2]" {
 		t.Errorf("HTTP/2 through CONNECT: %v", r)
