@@ -468,7 +468,6 @@ func goEnv(t *testing.T, env []string, goproxy string) []string {
 		"CGO_ENABLED=0")
 }
 
-
 // goForbidden is the error go mod download -json reports when the proxy
 // refuses the CONNECT to host: Go's transport keeps only the status text.
 func goForbidden(w *netWorld, host, reason string) string {
