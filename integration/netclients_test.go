@@ -330,6 +330,15 @@ func TestNetClientCurl(t *testing.T) {
 		t.Errorf("32 parallel tunnels: %v", r)
 	}
 
+	// A refused upload gets the refusal, not a reset, with and without
+	// Expect: 100-continue (the proxy closes without reading the body).
+	for _, expect := range []string{"Expect: 100-continue", "Expect:"} {
+		r := curl(env, nil, "-H", expect, "--data-binary", "@"+up, at(w.HTTP, sbxOther, "/upload"))
+		if r.code != 0 || r.stdout != refusal(sbxOther, hp, reasonNotAllowed) {
+			t.Errorf("32 MiB up to %s (%s): %v", sbxOther, expect, r)
+		}
+	}
+
 	// HTTP/2 inside the tunnel: the proxy copies bytes.
 	if r := curl(env, nil, "--http2", "-w", "[%{http_version}]", at(w.HTTPS, sbxAllowed, "/hello")); r.code != 0 || r.stdout != helloBody+"[2]" {
 		t.Errorf("HTTP/2 through CONNECT: %v", r)
@@ -354,7 +363,7 @@ func TestNetClientCurl(t *testing.T) {
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, hp), Count: 1, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxIPLiteral, Port: atoiPort(t, sp), Count: 1, Reason: reasonIP},
 		netproxy.Blocked{Host: sbxDenyWins, Port: atoiPort(t, sp), Count: 1, Reason: reasonDenyWins},
-		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 3, Reason: reasonNotAllowed},
+		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, hp), Count: 5, Reason: reasonNotAllowed},
 		netproxy.Blocked{Host: sbxOther, Port: atoiPort(t, sp), Count: 4, Reason: reasonNotAllowed},
 	)
 }
