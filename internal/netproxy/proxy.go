@@ -380,13 +380,55 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy) http.Handler {
 func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *RefusedError
 	if errors.As(err, &re) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Sandbox-Blocked", re.Host)
-		w.WriteHeader(http.StatusForbidden)
-		io.WriteString(w, refusalBody(re))
+		p.refuse(w, r, re)
 		return
 	}
 	http.Error(w, "sandbox-local: proxy: "+err.Error(), http.StatusBadGateway)
+}
+
+// refuse answers a refused request (a CONNECT or a forwarded one) with a
+// 403 whose reason phrase says the sandbox policy refused it and why, and
+// the same in the body. Clients report a failed CONNECT by its status line
+// and drop its body (Go's net/http keeps the text after the code, Python
+// "Tunnel connection failed: 403 ...", curl and git the code only), and
+// some report a forwarded 403 by its status line too (wget "ERROR 403:
+// ..."). net/http cannot write a reason phrase of its own, so the
+// connection is hijacked, the answer written by hand, and the connection
+// closed.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, re *RefusedError) {
+	body := refusalBody(re)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Sandbox-Blocked", headerSafe(re.Host))
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, body)
+		return
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	fmt.Fprintf(brw.Writer, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		refusalReason(re), headerSafe(re.Host), len(body), body)
+	brw.Writer.Flush()
+}
+
+// refusalReason is the reason phrase of a refusal.
+func refusalReason(e *RefusedError) string {
+	return headerSafe(fmt.Sprintf("Forbidden by the sandbox policy: %s port %d: %s", e.Host, e.Port, e.Reason))
+}
+
+// headerSafe replaces what may not be in a status line or header value.
+func headerSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			b[i] = '?'
+		}
+	}
+	return string(b)
 }
 
 func hostPortOf(hostport, defPort string) (string, int, error) {

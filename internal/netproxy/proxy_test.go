@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mapResolver resolves test names from a table; anything else fails.
@@ -102,9 +103,11 @@ func TestHTTPForwardAndConnect(t *testing.T) {
 			t.Errorf("GET %s = %d %q; want %d with %q", tc.url, code, body, tc.code, tc.want)
 		}
 	}
-	// CONNECT to a denied name: a 403 the client reports.
-	if _, err := c.Get("https://denied.test:" + sp + "/"); err == nil || !strings.Contains(err.Error(), "Forbidden") {
-		t.Errorf("CONNECT denied.test: %v, want Forbidden", err)
+	// CONNECT to a denied name: a 403 the client reports, and Go's
+	// transport reports its status text only, so that names the policy.
+	wantErr := "Forbidden by the sandbox policy: denied.test port " + sp + ": not in the policy's allow-domains"
+	if _, err := c.Get("https://denied.test:" + sp + "/"); err == nil || !strings.HasSuffix(err.Error(), ": "+wantErr) {
+		t.Errorf("CONNECT denied.test: %v, want an error ending in %q", err, wantErr)
 	}
 	want := []Blocked{
 		{Host: "127.0.0.1", Port: atoi(pp), Count: 1, Reason: "an IP address, not a name the policy allows"},
@@ -207,6 +210,41 @@ func TestSOCKS5(t *testing.T) {
 	}
 	if got := p.Blocked(); len(got) != 2 || got[0].Host != "127.0.0.1" || got[1].Host != "denied.test" {
 		t.Errorf("Blocked() = %+v", got)
+	}
+}
+
+// TestRefusalOnTheWire reads refusals as a client without net/http sees
+// them, a CONNECT's and a forwarded request's: status line, the header
+// naming the host, the body, and the end of the connection.
+func TestRefusalOnTheWire(t *testing.T) {
+	p := startProxy(t, Rules{Allow: mustPatterns(t, "allowed.test"), AllowPrivate: true})
+	for _, tc := range []struct{ req, port string }{
+		{"CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n", "443"},
+		{"GET http://denied.test:8080/x HTTP/1.1\r\nHost: denied.test:8080\r\n\r\n", "8080"},
+		{"POST http://denied.test/x HTTP/1.1\r\nHost: denied.test\r\nContent-Length: 3\r\n\r\nabc", "80"},
+	} {
+		c, err := net.Dial("tcp", p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without Connection: close the read would wait for the deadline.
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, tc.req)
+		b, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := "sandbox-local: blocked by the sandbox policy: denied.test port " + tc.port + ": not in the policy's allow-domains\n"
+		want := "HTTP/1.1 403 Forbidden by the sandbox policy: denied.test port " + tc.port + ": not in the policy's allow-domains\r\n" +
+			"Content-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: denied.test\r\n" +
+			fmt.Sprintf("Content-Length: %d\r\nConnection: close\r\n\r\n", len(body)) + body
+		if string(b) != want {
+			t.Errorf("%q answered\n%q\nwant\n%q", tc.req, b, want)
+		}
+	}
+	if got := headerSafe("a\r\nb\x7f\xffc"); got != "a??b??c" {
+		t.Errorf("headerSafe = %q", got)
 	}
 }
 
