@@ -290,3 +290,35 @@ func TestWritesOutsideTheRootsFailLoudly(t *testing.T) {
 		}
 	})
 }
+
+// TestCleanupRemovesReadOnlyScratch: a command that leaves read-only
+// directories in its TMPDIR (Go's module cache is one) still has the dir
+// removed by Cleanup; a symlink it left there pointing out is not
+// followed (the directory it names keeps its mode). As root RemoveAll
+// needs no help; the unprivileged run proves the repair.
+func TestCleanupRemovesReadOnlyScratch(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		outside := filepath.Join(s.base, "outside")
+		mkdirs(t, outside)
+		if err := os.Chmod(outside, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(outside, 0o755)
+		w := s.wrap(s.policy(), "/bin/sh", "-c", `mkdir -p "$TMPDIR/mod/a/b" && echo x > "$TMPDIR/mod/a/b/f" && chmod 0500 "$TMPDIR/mod/a/b" "$TMPDIR/mod/a" "$TMPDIR/mod" && ln -s `+outside+` "$TMPDIR/link"`)
+		if r := s.spawn(w, nil); r.code != 0 {
+			t.Fatalf("control: the command: exit %d, %s", r.code, r.stderr)
+		}
+		if fi, err := os.Stat(filepath.Join(w.TempDir, "mod", "a")); err != nil || fi.Mode().Perm() != 0o500 {
+			t.Fatalf("control: the read-only tree is not there: %v %v", fi, err)
+		}
+		if err := w.Cleanup(); err != nil {
+			t.Errorf("Cleanup: %v", err)
+		}
+		if _, err := os.Lstat(w.TempDir); !os.IsNotExist(err) {
+			t.Errorf("the temp dir is still there after Cleanup (%v)", err)
+		}
+		if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o500 {
+			t.Errorf("the directory the left-behind link names changed: %v %v", fi, err)
+		}
+	})
+}

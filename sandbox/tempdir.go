@@ -148,6 +148,10 @@ func removeTemp(dir string) error {
 		if err = os.RemoveAll(dir); err == nil {
 			return nil
 		}
+		if try == 0 {
+			makeRemovable(dir) // read-only directories (a Go module cache)
+			continue
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return err

@@ -18,3 +18,6 @@ func processAlive(pid int) bool {
 // oNoFollow: Windows has no O_NOFOLLOW; the verdict cache is not used
 // there (one candidate, never probed).
 const oNoFollow = 0
+
+// makeRemovable: the winacl runner removes its own session dirs.
+func makeRemovable(string) {}
