@@ -70,10 +70,10 @@ func Gaps(spec Spec) []Gap {
 	writable := len(spec.WritableRoots) > 0 || spec.TempDir != ""
 	protected := len(spec.ReadOnlySubpaths) > 0 || len(spec.DenyRead) > 0
 	var gaps []Gap
-	if writable && protected {
-		gaps = append(gaps, Gap{"fs", "a hard link is a second name for a file and Seatbelt rules match names: " +
-			"an existing file under a read-only subpath or deny-read path can be linked from a writable root " +
-			"on the same volume and then written or read through the link"})
+	if protected {
+		gaps = append(gaps, Gap{"fs", "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
+			"but a hard link that already exists outside the protected paths (made before the command ran) " +
+			"is a second name the rules do not cover"})
 	}
 	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
 		gaps = append(gaps, Gap{"fs", "read-only subpaths are fixed when the profile is built: " +
@@ -94,8 +94,6 @@ func Gaps(spec Spec) []Gap {
 			"trustd may fetch intermediate certificates and revocation data from addresses a certificate names, outside the sandbox"})
 	}
 	gaps = append(gaps,
-		Gap{"proc", "ioctls on a terminal the command inherits are not filtered by request (SBPL cannot): " +
-			"TIOCSTI can push input into that terminal; start the command without a controlling terminal (setsid)"},
 		Gap{"proc", "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
 			"the command can read the name, owner and parent of any process, though not its arguments or environment"},
 		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +

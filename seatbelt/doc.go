@@ -39,7 +39,12 @@
 //     TrustServices the certificate trust services TLS needs.
 //
 // Every protection is also written as a deny after all allows, so it holds
-// whichever way the kernel orders matching rules. The protected paths, and
+// whichever way the kernel orders matching rules; a protected path cannot be
+// the source of a hard link (file-link) either. Last come two denies no
+// allow reopens: ioctl TIOCSTI on any terminal, by its decimal request
+// number (the symbol and hex fail to parse on macOS 13 and 14), so the
+// command cannot type into the shell it was started from; and setting a
+// setuid or setgid bit (file-write-setugid). The protected paths, and
 // every parent of theirs and symlink on the way to them that lies inside a
 // writable path, cannot be renamed or removed (file-write-unlink): moving a
 // parent away, writing inside, and moving it back would otherwise carry a
@@ -70,9 +75,9 @@
 // only forms that well-known agent sandboxes rely on, but a release could
 // change it. Its absence is ErrUnavailable, and a profile it cannot compile
 // is a runner failure (a "sandbox-exec:" line), never an unconfined run.
-// What the profile cannot hold is returned by Gaps: hard links, protected
-// paths created later or under another letter case, device nodes made by
-// root, terminal input injection, global POSIX IPC names, process metadata,
+// What the profile cannot hold is returned by Gaps: hard links made before
+// the command ran, protected paths created later or under another letter
+// case, device nodes made by root, global POSIX IPC names, process metadata,
 // and a runner-failure line a command can forge. Programs that write to
 // fixed places outside the writable roots (~/Library/Caches, /tmp) fail
 // with "Operation not permitted"; point them at the temporary directory

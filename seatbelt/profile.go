@@ -103,6 +103,7 @@ func writeProfile(rs resolvedSpec) Profile {
 	writeSockets(w, rs)
 	writeNetwork(w, rs)
 	writeProtections(w, rs)
+	writeFinalDenies(w)
 	return Profile{Text: w.b.String(), Params: w.params}
 }
 
@@ -384,17 +385,19 @@ func writeMachNames(w *profileWriter, names []string) {
 // them and the denies come last.
 func writeProtections(w *profileWriter, rs resolvedSpec) {
 	if len(rs.readOnly) > 0 {
-		w.line("; Read-only subpaths (each spelling), the entry and all below it.")
-		w.line("(deny file-write*")
+		w.line("; Read-only subpaths (each spelling), the entry and all below it; not")
+		w.line("; the source of a hard link either, so no second name under a writable")
+		w.line("; root can reach them.")
+		w.line("(deny file-write* file-link")
 		writeBothSpellings(w, "READ_ONLY", rs.readOnly)
 		w.line()
 	}
 	if len(rs.denyRead) > 0 {
-		w.line("; Deny-read paths: not readable, and not movable or removable, so they")
-		w.line("; cannot be read under another name.")
+		w.line("; Deny-read paths: not readable, and not movable, removable or hard-linked,")
+		w.line("; so they cannot be read under another name.")
 		w.line("(deny file-read*")
 		writeBothSpellings(w, "DENY_READ", rs.denyRead)
-		w.line("(deny file-write-unlink")
+		w.line("(deny file-write-unlink file-link")
 		writeBothSpellings(w, "DENY_READ", rs.denyRead)
 		w.line()
 	}
@@ -410,6 +413,28 @@ func writeProtections(w *profileWriter, rs resolvedSpec) {
 		writeList(w, "  ", filters, ")")
 		w.line()
 	}
+}
+
+// tiocsti is the request number of ioctl(TIOCSTI), which pushes a byte
+// into a terminal's input queue as if typed: _IOW('t', 114, char) in
+// <sys/ttycom.h>, 0x80017472. The profile names it in decimal: the symbol
+// TIOCSTI and a hex literal both fail to parse in sandbox-exec on macOS 13
+// and 14 ("unbound variable"), the decimal number parses everywhere
+// ioctl-command does.
+const tiocsti = iocIn | 1<<16 | 't'<<8 | 114
+
+// iocIn is IOC_IN, the "copies in" direction bit of a BSD ioctl number.
+const iocIn = 0x80000000
+
+// writeFinalDenies writes the denies that no allow above may reopen,
+// after all of them: terminal input injection and set-id bits.
+func writeFinalDenies(w *profileWriter) {
+	w.line("; Terminal input injection: TIOCSTI (by number, ", "_IOW('t', 114, char)", ") on any")
+	w.line("; terminal, the inherited one included, would type into the shell that")
+	w.line("; reads it after the command exits. Other terminal ioctls stay allowed.")
+	w.line("(deny file-ioctl (ioctl-command ", strconv.Itoa(tiocsti), "))")
+	w.line("; No setuid or setgid bit on any file the command can write.")
+	w.line("(deny file-write-setugid)")
 }
 
 func writeBothSpellings(w *profileWriter, role string, ps []protectedAs) {

@@ -434,3 +434,91 @@ func TestProfileUnixSockets(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileFinalDenies: in every profile, after every allow that could
+// grant them, an explicit deny of ioctl TIOCSTI (by its decimal number,
+// which is _IOW('t', 114, char) worked out here independently) and of
+// setting a setuid or setgid bit.
+func TestProfileFinalDenies(t *testing.T) {
+	const (
+		iocIn   = 0x80000000     // IOC_IN, <sys/ioccom.h>
+		argSize = 1 << 16        // sizeof(char) << 16
+		group   = uint('t') << 8 // the terminal ioctl group
+		number  = 114            // TIOCSTI's number in <sys/ttycom.h>
+	)
+	wantIoctl := "(deny file-ioctl (ioctl-command " + strconv.FormatUint(uint64(iocIn|argSize|group|number), 10) + "))"
+	if wantIoctl != "(deny file-ioctl (ioctl-command 2147578994))" {
+		t.Fatalf("TIOCSTI worked out as %s", wantIoctl)
+	}
+	for _, c := range profileCases {
+		t.Run(c.name, func(t *testing.T) {
+			forms, err := parseSBPL(buildCase(t, c.spec).Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ioctlAt, setugidAt, lastIoctlAllow, lastWriteAllow := -1, -1, -1, -1
+			for i, f := range forms {
+				switch s := f.String(); {
+				case s == wantIoctl:
+					ioctlAt = i
+				case s == "(deny file-write-setugid)":
+					setugidAt = i
+				case f.head() == "allow":
+					for _, op := range f.list[1:] {
+						if op.kind == symbolAtom && (op.atom == "file-ioctl" || op.atom == "default") {
+							lastIoctlAllow = i
+						}
+						if op.kind == symbolAtom && (strings.HasPrefix(op.atom, "file-write") || op.atom == "default") {
+							lastWriteAllow = i
+						}
+					}
+				}
+			}
+			if ioctlAt < 0 || ioctlAt < lastIoctlAllow {
+				t.Errorf("%s at form %d, last file-ioctl allow at %d", wantIoctl, ioctlAt, lastIoctlAllow)
+			}
+			if lastIoctlAllow < 0 {
+				t.Errorf("no file-ioctl allow: the ordering check proves nothing")
+			}
+			if setugidAt < 0 || setugidAt < lastWriteAllow {
+				t.Errorf("(deny file-write-setugid) at form %d, last file-write allow at %d", setugidAt, lastWriteAllow)
+			}
+		})
+	}
+}
+
+// TestProfileDeniesHardLinks: no spelling of a read-only subpath or a
+// deny-read path, nor anything beneath one, can be the source of a hard
+// link, by an explicit deny (not only the default); an ordinary file is
+// not caught by it (the check is not vacuous).
+func TestProfileDeniesHardLinks(t *testing.T) {
+	spec := profileCases[0].spec
+	spec.DenyRead = append(spec.DenyRead, ws+"/.env")
+	for _, sp := range []Spec{spec, profileCases[1].spec, profileCases[3].spec} {
+		p := buildCase(t, sp)
+		ev, err := newEvaluator(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, prm := range p.Params {
+			if !strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasPrefix(prm.Name, "DENY_READ_") {
+				continue
+			}
+			for _, path := range []string{prm.Value, prm.Value + "/x"} {
+				n++
+				if !ev.explicitlyDenied("file-link", path) {
+					t.Errorf("file-link of %s (%s) is not explicitly denied", path, prm.Name)
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatalf("no protected path in %+v", sp)
+		}
+		for _, path := range []string{ws + "/src/main.go", "/Users/me/.sshx", tmpReal + "/x"} {
+			if ev.explicitlyDenied("file-link", path) {
+				t.Errorf("file-link of the ordinary %s is explicitly denied", path)
+			}
+		}
+	}
+}

@@ -436,3 +436,15 @@ var regexLiteral = regexp.MustCompile(`#"[^"]*"`)
 // fixed patterns allowedRegexes admits, and may share a prefix with a
 // device path.
 func withoutRegexes(text string) string { return regexLiteral.ReplaceAllString(text, `#""`) }
+
+// explicitlyDenied reports whether a deny rule other than the default
+// matches op on path: the protection then holds even if a later change
+// allows op somewhere above it.
+func (ev *evaluator) explicitlyDenied(op, path string) bool {
+	for _, r := range ev.rules {
+		if !r.allow && !(len(r.ops) == 1 && r.ops[0] == "default") && ev.ruleMatches(r, op, path) {
+			return true
+		}
+	}
+	return false
+}
