@@ -64,6 +64,11 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
 	}
 	w.DenialSignatures = seatbelt.DenialSignatures(ss)
+	// Compilers' module caches live in the per-user cache directory the
+	// profile keeps closed: point them into the wrap's temp dir.
+	for _, v := range seatbelt.CacheVars() {
+		w.cacheVars = append(w.cacheVars, cacheVar{name: v.Name, subdir: v.Subdir})
+	}
 	// sandbox-exec reserves no exit status: signature-only, on the first
 	// line (it fails before exec), not counting its report that the command
 	// itself could not be executed (the command's outcome, like env's 127).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,39 @@ func TestSeatbeltWrap(t *testing.T) {
 	}
 	if o := w.Classify(1, []byte("cp: x: Operation not permitted\n")); o.Kind != OutcomeDenied {
 		t.Errorf("EPERM classified %+v", o)
+	}
+}
+
+// TestSeatbeltCacheVars: the compilers' module caches are pointed below the
+// wrap's temp dir (the profile keeps the shared per-user cache closed), in
+// LaunchEnv and Env, unless the caller's environment sets one itself.
+func TestSeatbeltCacheVars(t *testing.T) {
+	p := seatbeltProvider(true)
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"swift", "build"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: t.TempDir(),
+		Env: EnvPolicy{Set: map[string]string{"SWIFTPM_MODULECACHE_OVERRIDE": "/Users/u/ws/.build/mc"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	want := "CLANG_MODULE_CACHE_PATH=" + filepath.Join(w.TempDir, "clang-module-cache")
+	if !contains(w.LaunchEnv, want) || !contains(w.Env, want) {
+		t.Errorf("want %s in LaunchEnv %q and Env", want, w.LaunchEnv)
+	}
+	for _, kv := range w.LaunchEnv {
+		if strings.HasPrefix(kv, "SWIFTPM_MODULECACHE_OVERRIDE=") {
+			t.Errorf("the caller's SWIFTPM_MODULECACHE_OVERRIDE was overridden: %s", kv)
+		}
+	}
+	if !contains(w.Env, "SWIFTPM_MODULECACHE_OVERRIDE=/Users/u/ws/.build/mc") {
+		t.Errorf("the caller's SWIFTPM_MODULECACHE_OVERRIDE is lost")
+	}
+	w2, err := p.Wrap(context.Background(), Request{Argv: []string{"swift", "build"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Cleanup()
+	if !contains(w2.LaunchEnv, "SWIFTPM_MODULECACHE_OVERRIDE="+filepath.Join(w2.TempDir, "swiftpm-module-cache")) {
+		t.Errorf("LaunchEnv %q lacks SwiftPM's module cache", w2.LaunchEnv)
 	}
 }
 

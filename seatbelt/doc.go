@@ -81,5 +81,8 @@
 // and a runner-failure line a command can forge. Programs that write to
 // fixed places outside the writable roots (~/Library/Caches, /tmp) fail
 // with "Operation not permitted"; point them at the temporary directory
-// (TMPDIR, GOCACHE, XDG_CACHE_HOME).
+// (TMPDIR, GOCACHE, XDG_CACHE_HOME). The runner does so itself for the
+// compilers' module caches (CacheVars: CLANG_MODULE_CACHE_PATH,
+// SWIFTPM_MODULECACHE_OVERRIDE), which would otherwise go to the per-user
+// cache directory under /var/folders that the profile never opens.
 package seatbelt

@@ -139,8 +139,12 @@ var sysctlNames = []string{
 }
 
 // sysctlPrefixes are read by prefix: CPU feature flags (arm64 and x86_64),
-// performance levels, and per-process entries (see Gaps).
-var sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.", "machdep.cpu."}
+// performance levels, per-process entries (see Gaps), and the interface
+// list and routing table, which getifaddrs(3) reads (Go's net.Interfaces,
+// node's os.networkInterfaces, python's socket.if_nameindex) in every
+// network mode: it names the host's interfaces and their addresses, and
+// opens no socket.
+var sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.", "machdep.cpu.", "net.routetable."}
 
 // machServices are the only daemons the command may look up.
 var machServices = []struct{ kind, name, why string }{
@@ -151,6 +155,7 @@ var machServices = []struct{ kind, name, why string }{
 	{"global-name", "com.apple.cfprefsd.agent", "preference reads"},
 	{"local-name", "com.apple.cfprefsd.agent", "preference reads"},
 	{"global-name", "com.apple.bsd.dirhelper", "the per-user temporary and cache directory names (xcrun, clang)"},
+	{"global-name", "com.apple.PowerManagement.control", "IOPMLib: power assertions and power-source queries that build and test tools make"},
 }
 
 func writeSystem(w *profileWriter) {
@@ -363,7 +368,6 @@ func writeNetwork(w *profileWriter, rs resolvedSpec) {
 	w.line(`(allow network-outbound (remote ip "*:*"))`)
 	w.line("(allow network-outbound (remote unix-socket (subpath ", w.param("MDNS_SOCKET", mDNSSocket), ")))")
 	writeMachNames(w, networkServices)
-	w.line(`(allow sysctl-read (sysctl-name-prefix "net.routetable."))`)
 	w.line()
 }
 

@@ -522,3 +522,56 @@ func TestProfileDeniesHardLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileToolServices: what common tools need in every mode, network
+// closed included: the interface list (getifaddrs reads the
+// net.routetable sysctls: Go's net.Interfaces, node's
+// os.networkInterfaces) and the power-management service (IOPMLib).
+func TestProfileToolServices(t *testing.T) {
+	for _, c := range profileCases {
+		t.Run(c.name, func(t *testing.T) {
+			forms, err := parseSBPL(buildCase(t, c.spec).Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := map[string]bool{}
+			for _, f := range forms {
+				if f.head() != "allow" || len(f.list) < 3 {
+					continue
+				}
+				for _, flt := range f.list[2:] {
+					found[f.list[1].atom+" "+flt.String()] = true
+				}
+			}
+			for _, want := range []string{
+				`sysctl-read (sysctl-name-prefix "net.routetable.")`,
+				`mach-lookup (global-name "com.apple.PowerManagement.control")`,
+			} {
+				if !found[want] {
+					t.Errorf("no (allow %s)", want)
+				}
+			}
+		})
+	}
+}
+
+// TestCacheVars: the compilers' module caches go below the temporary
+// directory, one plain directory name each.
+func TestCacheVars(t *testing.T) {
+	got := map[string]string{}
+	for _, v := range CacheVars() {
+		if v.Subdir == "" || strings.ContainsAny(v.Subdir, `/\.`) || v.Why == "" {
+			t.Errorf("%+v: subdir must be one plain name, and the reason given", v)
+		}
+		got[v.Name] = v.Subdir
+	}
+	for _, name := range []string{"CLANG_MODULE_CACHE_PATH", "SWIFTPM_MODULECACHE_OVERRIDE"} {
+		if got[name] == "" {
+			t.Errorf("%s not set by the runner", name)
+		}
+	}
+	CacheVars()[0].Name = "mutated"
+	if CacheVars()[0].Name == "mutated" {
+		t.Error("CacheVars shares its slice")
+	}
+}
