@@ -60,7 +60,7 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
 	w.Path = path
-	for _, g := range seatbelt.Gaps(ss) {
+	for _, g := range append(seatbelt.Gaps(ss), prof.Gaps()...) {
 		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
 	}
 	w.DenialSignatures = seatbelt.DenialSignatures(ss)

@@ -63,6 +63,18 @@ type Gap struct {
 
 func (g Gap) String() string { return g.Area + ": " + g.Reason }
 
+// Gaps returns what this profile cannot hold beyond Gaps of its spec: the
+// protected spellings that do not exist yet and that its case-insensitive
+// rule cannot write (Unguarded). Each call returns a new slice.
+func (p Profile) Gaps() []Gap {
+	if len(p.Unguarded) == 0 {
+		return nil
+	}
+	return []Gap{{"fs", "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
+		"a character other than A-Z, a-z, 0-9, '.', '_' and '-': on a case-insensitive volume (the macOS default) the command " +
+		"can create them under another letter case that git and other readers still find: " + strings.Join(p.Unguarded, ", ")}}
+}
+
 // Gaps returns what the profile built from spec cannot hold. Some gaps are
 // always present (Seatbelt has no answer to them), so enforcement under
 // this runner is always partial. Each call returns a new slice.
@@ -78,11 +90,6 @@ func Gaps(spec Spec) []Gap {
 	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
 		gaps = append(gaps, Gap{"fs", "read-only subpaths are fixed when the profile is built: " +
 			"a git submodule or worktree the command creates later has writable hooks and config"})
-	}
-	if protected {
-		gaps = append(gaps, Gap{"fs", "a protected path that does not exist yet is matched as spelled: " +
-			"on a case- or normalisation-insensitive volume (the macOS default) the command can create it " +
-			"under another spelling that git and other readers still find"})
 	}
 	if writable {
 		gaps = append(gaps, Gap{"fs", "the profile does not filter the kind of node created: " +

@@ -62,6 +62,20 @@
 // change nothing but a -D value. Every writable path shares one list of
 // exclusions, so the text grows linearly with the number of paths.
 //
+// One part of the text does come from a path: a protected path that does
+// not exist yet is also matched in any letter case, since on a
+// case-insensitive volume (the macOS default) the command could otherwise
+// create .git/HOOKS where .git/hooks is protected and git would use it.
+// Its deepest existing ancestor is a parameter; the names below it enter a
+// regex of fixed grammar, one bracket expression per character ([hH][oO]
+// ...), and only when every character is a letter, digit, '.', '_' or '-'
+// (none of them special to SBPL or inside a bracket). The regex also
+// matches names that add a non-ASCII character to letters of the name
+// (the Kelvin sign folds to k; HFS+ ignores some code points), so Unicode
+// folding cannot reach the name either; it therefore also denies a few
+// such names that are not equal. A name with any other character gets no
+// regex and is reported by Profile.Gaps.
+//
 // The kernel checks a rule against the path as macOS resolves it, so Build
 // canonicalises first, in pure Go over FS: symlinks resolved (kept, for a
 // protected path, in both spellings: the entry and what it reaches), /tmp,
@@ -76,8 +90,9 @@
 // change it. Its absence is ErrUnavailable, and a profile it cannot compile
 // is a runner failure (a "sandbox-exec:" line), never an unconfined run.
 // What the profile cannot hold is returned by Gaps: hard links made before
-// the command ran, protected paths created later or under another letter
-// case, device nodes made by root, global POSIX IPC names, process metadata,
+// the command ran, protected paths created later (a new submodule's hooks)
+// or, for names the case regex cannot write, under another letter case
+// (Profile.Gaps), device nodes made by root, global POSIX IPC names, process metadata,
 // and a runner-failure line a command can forge. Programs that write to
 // fixed places outside the writable roots (~/Library/Caches, /tmp) fail
 // with "Operation not permitted"; point them at the temporary directory

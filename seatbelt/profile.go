@@ -20,11 +20,21 @@ type Profile struct {
 	// shape of the Spec, never on the bytes of a path: how many paths of
 	// each kind, which protected paths are symlinks, how many of their
 	// parents lie inside the writable paths, whether the network is open.
-	// Its size grows linearly with the number of paths.
+	// The one exception is a protected path that does not exist yet: the
+	// names it lacks, each limited to A-Z, a-z, 0-9, '.', '_' and '-' and
+	// written one bracket expression per character, and the depth of its
+	// deepest existing ancestor, form a fixed-grammar regex (never a path:
+	// the ancestor is a parameter). Its size grows linearly with the
+	// number of paths.
 	Text string `json:"text"`
 	// Params are the -D parameters, in the order the text first uses them.
 	// Each is used by Text, and Text uses no other.
 	Params []Param `json:"params"`
+	// Unguarded are the protected spellings that do not exist yet and that
+	// the profile matches only as spelled: a missing name holds a character
+	// outside A-Z, a-z, 0-9, '.', '_' and '-', which the case-insensitive
+	// rule does not write (see caseVariantPattern). Gaps reports them.
+	Unguarded []string `json:"unguarded,omitempty"`
 }
 
 // Build canonicalises the paths of spec through fsys (OSFS on a real
@@ -61,9 +71,11 @@ const ttyPattern = `^/dev/ttys[0-9]+$`
 
 // profileWriter accumulates the text and records each parameter once.
 type profileWriter struct {
-	b      strings.Builder
-	params []Param
-	index  map[string]int
+	b         strings.Builder
+	params    []Param
+	index     map[string]int
+	unguarded []string
+	seen      map[string]bool // unguarded spellings already recorded
 }
 
 // param returns the SBPL reference to the parameter name, recording its
@@ -89,7 +101,7 @@ func indexed(role string, i int) string { return role + "_" + strconv.Itoa(i) }
 // writeProfile is the pure profile builder: canonical paths in, text and
 // parameters out.
 func writeProfile(rs resolvedSpec) Profile {
-	w := &profileWriter{index: map[string]int{}}
+	w := &profileWriter{index: map[string]int{}, seen: map[string]bool{}}
 	w.line("(version 1)")
 	w.line("(deny default)")
 	w.line("; sandbox-local: generated for one command. Every path is a -D parameter")
@@ -104,7 +116,7 @@ func writeProfile(rs resolvedSpec) Profile {
 	writeNetwork(w, rs)
 	writeProtections(w, rs)
 	writeFinalDenies(w)
-	return Profile{Text: w.b.String(), Params: w.params}
+	return Profile{Text: w.b.String(), Params: w.params, Unguarded: w.unguarded}
 }
 
 func writeProcesses(w *profileWriter) {
@@ -446,5 +458,123 @@ func writeBothSpellings(w *profileWriter, role string, ps []protectedAs) {
 	for _, ref := range spellings(w, role, ps) {
 		filters = append(filters, "(literal "+ref+")", "(subpath "+ref+")")
 	}
+	filters = append(filters, caseVariantFilters(w, role, ps)...)
 	writeList(w, "  ", filters, ")")
+}
+
+// caseVariantFilters returns, for each protected spelling that does not
+// exist yet, a filter matching it in any letter case: the deepest existing
+// ancestor (a parameter, so no path enters the text) and a regex over the
+// names below it. Without it, on a case-insensitive volume (the macOS
+// default) the command could create .git/HOOKS where .git/hooks is
+// protected, and git would run the hooks it finds there. A spelling the
+// regex cannot write is recorded in w.unguarded instead.
+func caseVariantFilters(w *profileWriter, role string, ps []protectedAs) []string {
+	var out []string
+	for i, p := range ps {
+		for _, v := range p.variants {
+			if tooLong(v.missing) {
+				continue // cannot be created in any spelling
+			}
+			pat, ok := caseVariantPattern(len(splitPath(v.existing)), v.missing)
+			if !ok {
+				if !w.seen[v.path] {
+					w.seen[v.path] = true
+					w.unguarded = append(w.unguarded, v.path)
+				}
+				continue
+			}
+			ref := w.param(indexed(role, i)+v.suffix, v.existing)
+			out = append(out, "(require-all (subpath "+ref+`) (regex #"`+pat+`"))`)
+		}
+	}
+	return out
+}
+
+// nameMax is NAME_MAX on darwin: no longer name can be created (APFS and
+// HFS+ count UTF-16 units or bytes, either at most this many for the ASCII
+// names a variant regex is written for).
+const nameMax = 255
+
+// tooLong reports whether a name in names is longer than any file system
+// of macOS allows, so the path can never exist.
+func tooLong(names []string) bool {
+	for _, n := range names {
+		if len(n) > nameMax {
+			return true
+		}
+	}
+	return false
+}
+
+// nameChar reports whether c may appear in a name the case-variant regex
+// writes: letters, digits, '.', '_' and '-', each safe inside a bracket
+// expression and none special to SBPL's #"..." literal.
+func nameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// caseVariantPattern returns the regex matching, at depth components below
+// the root, the names missing in any spelling a case-insensitive volume
+// treats as the same, and everything below them:
+//
+//	^/[^/]+ (depth times) /NAME/NAME... (/|$)
+//
+// Each NAME is (EXACT|SET*[^ -~](SET|[^ -~])*). EXACT is the name letter by
+// letter, a letter as [xX] and any other character as [c]: every ASCII
+// letter case. The other branch, LOOSE, is a name holding at least one
+// character outside printable ASCII ([^ -~]) and otherwise only characters
+// of the name in either case (SET, one bracket expression): a
+// name that Unicode case folding or normalisation could make equal to it
+// (the Kelvin sign for k, the long s, ligatures, HFS+'s ignorable code
+// points) needs a non-ASCII character, and every ASCII character of it
+// folds to one of the name's own. It over-matches (such names are denied
+// although not equal), but only names of that form, directly on the
+// missing chain. The subpath filter beside it pins the existing ancestor,
+// so the regex only counts its depth. ok is false for a name with a
+// character nameChar refuses.
+func caseVariantPattern(depth int, missing []string) (pattern string, ok bool) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < depth; i++ {
+		b.WriteString("/[^/]+")
+	}
+	for _, name := range missing {
+		var exact, set strings.Builder
+		had := map[byte]bool{}
+		add := func(c byte) {
+			if !had[c] {
+				had[c] = true
+				if c != '-' {
+					set.WriteByte(c)
+				}
+			}
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !nameChar(c) {
+				return "", false
+			}
+			switch {
+			case 'a' <= c && c <= 'z':
+				exact.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
+				add(c)
+				add(c - 'a' + 'A')
+			case 'A' <= c && c <= 'Z':
+				exact.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
+				add(c - 'A' + 'a')
+				add(c)
+			default:
+				exact.WriteString("[" + string(c) + "]")
+				add(c)
+			}
+		}
+		if had['-'] {
+			set.WriteByte('-') // last in the bracket: a literal '-'
+		}
+		class := "[" + set.String() + "]"
+		b.WriteString("/(" + exact.String() + "|" + class + "*[^ -~](" + class + "|[^ -~])*)")
+	}
+	b.WriteString("(/|$)")
+	return b.String(), true
 }

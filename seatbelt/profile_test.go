@@ -387,14 +387,25 @@ func TestProfileGrowsLinearly(t *testing.T) {
 		t.Errorf("two more roots added %d bytes of text", d)
 	}
 	for _, prm := range three.Params {
-		if strings.HasPrefix(prm.Name, "READ_ONLY_") {
+		if strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasSuffix(prm.Name, "_EXISTING") {
 			if n := strings.Count(three.Text, `(param "`+prm.Name+`")`); n != 4 {
 				t.Fatalf("%s referenced %d times, want 4 (two excluded, two denied)", prm.Name, n)
 			}
 		}
 	}
-	if len(three.Text) > 128<<10 { // ARG_MAX on macOS is 1 MiB
-		t.Errorf("300 read-only subpaths make %d bytes of text", len(three.Text))
+	// ARG_MAX on macOS is 1 MiB, for the arguments and the environment.
+	// These 300 paths do not exist yet, five names deep each, so each also
+	// costs a case-insensitive regex of its missing names.
+	argv, err := three.Args([]string{"true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, a := range argv {
+		size += len(a) + 1
+	}
+	if size > 384<<10 {
+		t.Errorf("300 read-only subpaths make %d bytes of arguments", size)
 	}
 }
 
@@ -502,8 +513,8 @@ func TestProfileDeniesHardLinks(t *testing.T) {
 		}
 		n := 0
 		for _, prm := range p.Params {
-			if !strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasPrefix(prm.Name, "DENY_READ_") {
-				continue
+			if !strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasPrefix(prm.Name, "DENY_READ_") || strings.HasSuffix(prm.Name, "_EXISTING") {
+				continue // an existing ancestor of a missing path is not protected itself
 			}
 			for _, path := range []string{prm.Value, prm.Value + "/x"} {
 				n++
@@ -573,5 +584,70 @@ func TestCacheVars(t *testing.T) {
 	CacheVars()[0].Name = "mutated"
 	if CacheVars()[0].Name == "mutated" {
 		t.Error("CacheVars shares its slice")
+	}
+}
+
+// TestProfileCaseVariants: a protected path that does not exist yet cannot
+// be created (read-only) or read (deny-read) under another spelling that a
+// case-insensitive volume treats as the same name: another ASCII letter
+// case, or a name with the Kelvin sign for k; other names in the same
+// directory stay writable.
+func TestProfileCaseVariants(t *testing.T) {
+	f := macFS()
+	f.dir("/Users/me/fresh") // a workspace without .git yet
+	spec := Spec{
+		WritableRoots:    []string{ws, "/Users/me/fresh"},
+		ReadOnlySubpaths: append(gitSurface(ws), "/Users/me/fresh/.git/hooks"),
+		DenyRead:         []string{ws + "/.env"},
+		TempDir:          tmpDir,
+	}
+	p, err := Build(f, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prob := range checkProfile(p) {
+		t.Error(prob)
+	}
+	ev, err := newEvaluator(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kelvin = "\u212a"
+	for _, c := range []struct {
+		op, path string
+		allow    bool
+	}{
+		{"file-write-create", ws + "/.git/config.worktree", false},
+		{"file-write-create", ws + "/.git/CONFIG.WORKTREE", false},
+		{"file-write-create", ws + "/.git/Config.WorkTree", false},
+		{"file-write-data", ws + "/.git/config.Worktree", false},
+		{"file-write-create", ws + "/.git/CONFIG.WORKTREE/x", false},
+		{"file-write-create", ws + "/.git/config.wor" + kelvin + "tree", false},
+		{"file-write-create", ws + "/.git/config.worktreex", true},
+		{"file-write-create", ws + "/.git/config.worktree.lock", true},
+		{"file-write-create", ws + "/.git/ORIG_HEAD", true},
+		{"file-write-create", ws + "/.git/café", true}, // 'a' is not in config.worktree
+		{"file-write-create", ws + "/src/CONFIG.WORKTREE", true},
+		{"file-write-create", "/Users/me/fresh/.git/hooks/pre-commit", false},
+		{"file-write-create", "/Users/me/fresh/.GIT/hooks/pre-commit", false},
+		{"file-write-create", "/Users/me/fresh/.Git/HOOKS", false},
+		{"file-write-create", "/Users/me/fresh/.GIT", true}, // git init may create .git in any case
+		{"file-write-create", "/Users/me/fresh/.GIT/objects/ab", true},
+		{"file-write-create", "/Users/me/fresh/.GITX/hooks", true},
+		{"file-read-data", ws + "/.env", false},
+		{"file-read-data", ws + "/.ENV", false},
+		{"file-read-data", ws + "/.Env/x", false},
+		{"file-write-unlink", ws + "/.ENV", false},
+		{"file-read-data", ws + "/.env.example", true},
+		{"file-read-data", ws + "/.envrc", true},
+		{"file-read-data", ws + "/ENV", true},
+	} {
+		last, denyWins := ev.decide(c.op, c.path)
+		if last != c.allow || denyWins != c.allow {
+			t.Errorf("%s %s: last-match=%v deny-wins=%v, want %v", c.op, c.path, last, denyWins, c.allow)
+		}
+	}
+	if len(p.Unguarded) != 0 {
+		t.Errorf("unguarded %q", p.Unguarded)
 	}
 }
