@@ -651,3 +651,28 @@ func TestProfileCaseVariants(t *testing.T) {
 		t.Errorf("unguarded %q", p.Unguarded)
 	}
 }
+
+// TestLaunchArgs: sandbox-exec runs the provider's own binary as the
+// seatbelt-run step, which then runs the command.
+func TestLaunchArgs(t *testing.T) {
+	p := buildCase(t, profileCases[0].spec)
+	args, err := p.LaunchArgs("/Applications/Agent.app/Contents/MacOS/agent", []string{"-looks-like-a-flag", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 3 + 2*len(p.Params)
+	if args[0] != "sandbox-exec" || args[1] != "-p" || args[2] != p.Text {
+		t.Fatalf("args start %q", args[:2])
+	}
+	if got := strings.Join(args[n:], "|"); got != "--|/Applications/Agent.app/Contents/MacOS/agent|seatbelt-run|--|-looks-like-a-flag|x" {
+		t.Errorf("args after the parameters: %s", got)
+	}
+	for _, bad := range []string{"", "agent", "/a\x00b"} {
+		if _, err := p.LaunchArgs(bad, []string{"true"}); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("launcher %q: err = %v", bad, err)
+		}
+	}
+	if _, err := p.LaunchArgs("/bin/agent", nil); !errors.Is(err, ErrNoCommand) {
+		t.Errorf("no argv: err = %v", err)
+	}
+}
