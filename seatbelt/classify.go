@@ -3,29 +3,35 @@ package seatbelt
 import (
 	"bytes"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // RunnerFailurePrefix starts every message sandbox-exec writes about its
 // own failure: a profile it could not compile, a sandbox it could not apply
-// (sandbox_apply: Operation not permitted, when already inside a sandbox).
-// sandbox-exec reserves no exit status, so the rule is signature-only: the
-// command's exit status stays ordinary, whatever it is.
+// (sandbox_apply: Operation not permitted, when already inside a sandbox),
+// the seatbelt-run step it could not execute ("execvp() of"). sandbox-exec
+// reserves no exit status, so the rule is signature-only: the command's
+// exit status stays ordinary, whatever it is.
 const RunnerFailurePrefix = "sandbox-exec:"
 
-// ExecFailurePrefix starts sandbox-exec's report that the command itself
-// could not be executed (not found, not executable). The sandbox is already
-// applied by then: this is the command's outcome, like env(1)'s 127 and
-// 126, not a runner failure.
-const ExecFailurePrefix = "sandbox-exec: execvp() of "
+// StepFailurePrefix starts the one line the seatbelt-run step prints when
+// it fails before it reports the sandbox applied (launcher.Init). Its
+// report that the command could not be executed ("seatbelt-run: execvp()
+// of ...", exit 127 or 126) is the command's outcome, like env(1)'s.
+const StepFailurePrefix = vocab.SeatbeltRun + ": fatal: "
 
 // IsRunnerFailure applies the runner-failure rule to what the wrapped
-// command wrote to standard error: sandbox-exec fails before it execs, so
-// its message can only be the first line; that line must start with
-// RunnerFailurePrefix and not with ExecFailurePrefix. It returns the line.
-func IsRunnerFailure(stderr []byte) (string, bool) {
+// command wrote to standard error, given whether the seatbelt-run step
+// reported the sandbox applied (vocab.AppliedEnv): sandbox-exec and the
+// step fail before they exec, so their message can only be the first line;
+// that line must start with RunnerFailurePrefix or StepFailurePrefix, and
+// no report may have come (after one, the command ran and the line is its
+// own). It returns the line.
+func IsRunnerFailure(stderr []byte, applied bool) (string, bool) {
 	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
 	line := strings.TrimSuffix(string(first), "\r")
-	if strings.HasPrefix(line, RunnerFailurePrefix) && !strings.HasPrefix(line, ExecFailurePrefix) {
+	if !applied && (strings.HasPrefix(line, RunnerFailurePrefix) || strings.HasPrefix(line, StepFailurePrefix)) {
 		return line, true
 	}
 	return "", false
@@ -106,8 +112,8 @@ func Gaps(spec Spec) []Gap {
 		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
 			"the command can open such an object of a host process if it knows the name"},
 		Gap{"ipc", "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
-		Gap{"classify", "sandbox-exec's messages carry no per-wrap token: a command whose first stderr line starts with " +
-			"\"sandbox-exec:\" is classified as a runner failure"},
+		Gap{"classify", "a spawner that does not pass the pipe vocab.AppliedEnv names (Wrapped.Command does) " +
+			"cannot tell sandbox-exec's own failure from a command whose first stderr line starts with \"sandbox-exec:\""},
 	)
 	return gaps
 }

@@ -14,19 +14,26 @@ func TestIsRunnerFailure(t *testing.T) {
 		{"profile error", "sandbox-exec: unbound variable: foo\n", true},
 		{"nested sandbox", "sandbox-exec: sandbox_apply: Operation not permitted\n", true},
 		{"CRLF", "sandbox-exec: invalid data type\r\nmore", true},
-		{"command not found is the command's outcome", "sandbox-exec: execvp() of 'nosuch' failed: No such file or directory\n", false},
+		{"the step could not be executed", "sandbox-exec: execvp() of '/bin/agent' failed: Operation not permitted\n", true},
+		{"the step failed", "seatbelt-run: fatal: cannot report the sandbox applied on descriptor 3: bad file descriptor\n", true},
+		{"command not found is the command's outcome", "seatbelt-run: execvp() of 'nosuch' failed: no such file or directory\n", false},
 		{"later line is the command's", "warning: x\nsandbox-exec: fake\n", false},
 		{"not at line start", "  sandbox-exec: indented\n", false},
 		{"denial", "touch: /etc/x: Operation not permitted\n", false},
 		{"empty", "", false},
 	}
 	for _, c := range cases {
-		line, got := IsRunnerFailure([]byte(c.stderr))
+		line, got := IsRunnerFailure([]byte(c.stderr), false)
 		if got != c.want {
 			t.Errorf("%s: IsRunnerFailure = %v, want %v", c.name, got, c.want)
 		}
-		if got && !strings.HasPrefix(line, RunnerFailurePrefix) || strings.ContainsAny(line, "\r\n") {
+		if got && !strings.HasPrefix(c.stderr, line) || strings.ContainsAny(line, "\r\n") {
 			t.Errorf("%s: line %q", c.name, line)
+		}
+		// Once the step reported the sandbox applied, the command ran:
+		// no line of its stderr is a runner failure, forged or not.
+		if _, got := IsRunnerFailure([]byte(c.stderr), true); got {
+			t.Errorf("%s: a runner failure after the sandbox was reported applied", c.name)
 		}
 	}
 }

@@ -5,9 +5,15 @@
 //
 //	path, err := seatbelt.Locate(seatbelt.SystemLocator()) // ErrUnavailable: SANDBOX_UNAVAILABLE
 //	prof, err := seatbelt.Build(seatbelt.OSFS(), spec)     // ErrInvalidPath: INVALID_POLICY
-//	args, err := prof.Args(argv)                           // sandbox-exec -p TEXT -D K=V ... -- argv
-//	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec),
+//	args, err := prof.LaunchArgs(self, argv)               // sandbox-exec -p TEXT -D K=V ... -- SELF seatbelt-run -- argv
+//	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec) and prof.Gaps(),
 //	// DenialSignatures: seatbelt.DenialSignatures(spec), runner failure: IsRunnerFailure.
+//
+// SELF is the provider's own binary: launcher.Init runs it as the
+// seatbelt-run step inside the applied sandbox, which writes "applied" to
+// the pipe vocab.AppliedEnv names and execs argv. A first stderr line
+// "sandbox-exec: ..." is a runner failure only when no such report came, so
+// a command cannot forge one.
 //
 // Only Locate touches the machine (through SystemLocator, which finds
 // nothing off darwin) and Build reads the file system through FS; the rest
