@@ -58,7 +58,7 @@ func (p Profile) Args(argv []string) ([]string, error) {
 //	sandbox-exec -p TEXT -D NAME=VALUE ... -- SELF seatbelt-run -- argv...
 //
 // sandbox-exec applies the profile and execs self, which (launcher.Init)
-// reports on the descriptor vocab.AppliedEnv names that the sandbox is
+// reports on the descriptor SANDBOX_LOCAL_APPLIED_FD names that the sandbox is
 // applied, closes it and execs argv. A "sandbox-exec:" line is then a
 // runner failure only when no report came: the command cannot forge one.
 // self must be absolute and without a NUL byte.

@@ -23,8 +23,9 @@ const StepFailurePrefix = vocab.SeatbeltRun + ": fatal: "
 
 // IsRunnerFailure applies the runner-failure rule to what the wrapped
 // command wrote to standard error, given whether the seatbelt-run step
-// reported the sandbox applied (vocab.AppliedEnv): sandbox-exec and the
-// step fail before they exec, so their message can only be the first line;
+// reported the sandbox applied (on the descriptor that
+// SANDBOX_LOCAL_APPLIED_FD names): sandbox-exec and the step fail before
+// they exec, so their message can only be the first line;
 // that line must start with RunnerFailurePrefix or StepFailurePrefix, and
 // no report may have come (after one, the command ran and the line is its
 // own). It returns the line.
@@ -112,7 +113,7 @@ func Gaps(spec Spec) []Gap {
 		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
 			"the command can open such an object of a host process if it knows the name"},
 		Gap{"ipc", "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
-		Gap{"classify", "a spawner that does not pass the pipe vocab.AppliedEnv names (Wrapped.Command does) " +
+		Gap{"classify", "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
 			"cannot tell sandbox-exec's own failure from a command whose first stderr line starts with \"sandbox-exec:\""},
 	)
 	return gaps

@@ -11,7 +11,7 @@
 //
 // SELF is the provider's own binary: launcher.Init runs it as the
 // seatbelt-run step inside the applied sandbox, which writes "applied" to
-// the pipe vocab.AppliedEnv names and execs argv. A first stderr line
+// the pipe SANDBOX_LOCAL_APPLIED_FD names and execs argv. A first stderr line
 // "sandbox-exec: ..." is a runner failure only when no such report came, so
 // a command cannot forge one.
 //
