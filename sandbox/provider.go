@@ -139,6 +139,11 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		name, _, _ := strings.Cut(kv, "=")
 		w.Env = append(dropVar(w.Env, name), kv)
 	}
+	if v := w.RunnerFailure.AppliedEnv; v != "" {
+		// Only Command names the report pipe: a value inherited from the
+		// caller would point the launcher at some other descriptor.
+		w.Env = dropVar(w.Env, v)
+	}
 	return w, nil
 }
 

@@ -191,11 +191,17 @@ func TestSeatbeltProxied(t *testing.T) {
 // step writes it (TestSeatbeltStepReportsThenExecs); here a shell does.
 func TestSeatbeltAppliedReport(t *testing.T) {
 	p := seatbeltProvider(true)
-	w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin", "SANDBOX_LOCAL_APPLIED_FD=7"},
+		Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Cleanup()
+	for _, kv := range w.Env {
+		if strings.HasPrefix(kv, "SANDBOX_LOCAL_APPLIED_FD=") {
+			t.Errorf("the caller's %s reached the wrap's Env", kv)
+		}
+	}
 	run := func(script string) Outcome {
 		t.Helper()
 		w.Path, w.Args = "/bin/sh", []string{"sh", "-c", script}
