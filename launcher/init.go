@@ -12,7 +12,10 @@
 // "ns-run" or "winacl-run", see internal/vocab), Init confines the process
 // as its arguments say and execs the command; it does not return. On a
 // failure before exec it prints one line "NAME: fatal: [TOKEN] reason" on
-// stderr and exits 125. Otherwise Init returns false at once.
+// stderr and exits 125. On darwin, argv[1] "seatbelt-run" is the step
+// sandbox-exec starts inside the applied sandbox: it reports the sandbox
+// applied and execs the command (see seatbeltStep). Otherwise Init returns
+// false at once.
 //
 // ns-run (the namespaces runner) never gets as far as Init: it is C that
 // runs from a constructor before the Go runtime starts (ns_stage1_linux.c,
@@ -39,5 +42,8 @@ func init() {
 // TestMain.
 func Init() bool {
 	selfexe.MarkInit()
+	if argvLauncher() {
+		return true
+	}
 	return reexec.Init()
 }

@@ -63,6 +63,17 @@ type RunnerFailureRule struct {
 	// winacl-run status v1", then "fatal: REASON"); the reason is then the
 	// file's. Read it before Cleanup, which removes it.
 	StatusFile string `json:"status_file,omitempty"`
+	// AppliedEnv, when set, names the variable through which the spawner
+	// may hand the launcher the write end of a pipe: set it to the
+	// descriptor's number (the child's fd 3 for exec.Cmd.ExtraFiles[0]).
+	// The launcher writes AppliedMarker there once the sandbox is applied,
+	// before the command runs, and closes it. A runner failure then also
+	// requires that the marker was not read: a command that printed a
+	// signature line itself ran after the report. Command passes the pipe
+	// and Classify reads it; a spawner that passes none gets the rule
+	// without this condition.
+	AppliedEnv    string `json:"applied_env,omitempty"`
+	AppliedMarker string `json:"applied_marker,omitempty"`
 }
 
 // Classify tells what a wrapped command's result means. exitCode is the
@@ -74,7 +85,7 @@ type RunnerFailureRule struct {
 // (Config.VerdictCache) drops the cached verdict: the next provider
 // probes again.
 func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
-	o := classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr)
+	o := classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr, w.appliedReported())
 	if o.Kind == OutcomeRunnerFailure && w.fromCache {
 		forgetVerdict()
 	}
@@ -82,7 +93,9 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 	return o
 }
 
-func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []byte) Outcome {
+// classify applies rule; applied is whether the launcher reported the
+// sandbox applied (AppliedEnv).
+func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []byte, applied bool) Outcome {
 	lines := strings.Split(string(bytes.TrimRight(stderr, "\n")), "\n")
 	kept := lines[:0:0]
 	for _, l := range lines {
@@ -104,7 +117,7 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 			}
 		}
 	case RuleSignature:
-		if len(kept) > 0 && hasAnyPrefix(kept[0], rule.Signatures) && !hasAnyPrefix(kept[0], rule.ExceptPrefixes) {
+		if len(kept) > 0 && hasAnyPrefix(kept[0], rule.Signatures) && !hasAnyPrefix(kept[0], rule.ExceptPrefixes) && !(rule.AppliedMarker != "" && applied) {
 			if reason, ok := recordedFailure(rule, kept[0]); ok {
 				return Outcome{Kind: OutcomeRunnerFailure, ExitCode: exitCode, Reason: reason}
 			}

@@ -42,13 +42,13 @@ func TestClassify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := classify(c.rule, den, c.code, []byte(c.stderr))
+			got := classify(c.rule, den, c.code, []byte(c.stderr), false)
 			if got.Kind != c.want || got.ExitCode != c.code {
 				t.Fatalf("classify(%d, %q) = %+v, want %s", c.code, c.stderr, got, c.want)
 			}
 		})
 	}
-	if got := classify(rule, den, 125, []byte(prefix+"ruleset failed\n")); got.Reason != "ruleset failed" {
+	if got := classify(rule, den, 125, []byte(prefix+"ruleset failed\n"), false); got.Reason != "ruleset failed" {
 		t.Errorf("reason %q", got.Reason)
 	}
 }

@@ -119,6 +119,12 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
 		w.LaunchEnv = append(w.LaunchEnv, v+"="+w.TempDir)
 	}
+	for _, v := range w.cacheVars {
+		if envValue(r.env, v.name) != "" {
+			continue // the caller's own choice stands
+		}
+		w.LaunchEnv = append(w.LaunchEnv, v.name+"="+filepath.Join(w.TempDir, v.subdir))
+	}
 	w.LaunchEnv = append(w.LaunchEnv, w.netVars...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
@@ -132,6 +138,11 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	for _, kv := range w.LaunchEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		w.Env = append(dropVar(w.Env, name), kv)
+	}
+	if v := w.RunnerFailure.AppliedEnv; v != "" {
+		// Only Command names the report pipe: a value inherited from the
+		// caller would point the launcher at some other descriptor.
+		w.Env = dropVar(w.Env, v)
 	}
 	return w, nil
 }

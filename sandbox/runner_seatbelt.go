@@ -9,17 +9,23 @@ import (
 )
 
 // seatbeltRunner confines with macOS Seatbelt through /usr/bin/sandbox-exec
-// and a profile generated per call (package seatbelt). The only platform
-// call is locating sandbox-exec, behind seatbelt.Locator, so everything
-// here is tested on Linux with a fake.
+// and a profile generated per call (package seatbelt). sandbox-exec runs the
+// provider's own binary as the seatbelt-run step (launcher.Init), which
+// reports the sandbox applied on a pipe and execs the command. The only
+// platform call is locating sandbox-exec, behind seatbelt.Locator, so
+// everything here is tested on Linux with a fake.
 type seatbeltRunner struct {
 	loc  seatbelt.Locator
 	fsys seatbelt.FS
+	exe  func() (string, error) // the provider's own binary, run as the seatbelt-run step (launcherPath; tests fake it)
 }
 
 func (seatbeltRunner) name() string { return "seatbelt" }
 
 func (s seatbeltRunner) ready() error {
+	if _, err := s.exe(); err != nil {
+		return err
+	}
 	_, err := seatbelt.Locate(s.loc)
 	return err
 }
@@ -49,9 +55,16 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		LoopbackPorts:    spec.Ports,
 		TrustServices:    spec.Proxied,
 	}
+	self, err := s.exe()
+	if err != nil {
+		return unavailable(s.name(), "launcher unusable", err)
+	}
+	if err := launcherOutsideWritable(self, spec); err != nil {
+		return err
+	}
 	prof, err := seatbelt.Build(s.fsys, ss)
 	if err == nil {
-		w.Args, err = prof.Args(spec.Argv)
+		w.Args, err = prof.LaunchArgs(self, spec.Argv)
 	}
 	if err != nil {
 		if errors.Is(err, seatbelt.ErrInvalidPath) || errors.Is(err, seatbelt.ErrNoCommand) || errors.Is(err, seatbelt.ErrInvalidPort) {
@@ -60,17 +73,28 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
 	w.Path = path
-	for _, g := range seatbelt.Gaps(ss) {
+	for _, g := range append(seatbelt.Gaps(ss), prof.Gaps()...) {
 		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
 	}
 	w.DenialSignatures = seatbelt.DenialSignatures(ss)
+	// Compilers' module caches live in the per-user cache directory the
+	// profile keeps closed: point them into the wrap's temp dir.
+	for _, v := range seatbelt.CacheVars() {
+		w.cacheVars = append(w.cacheVars, cacheVar{name: v.Name, subdir: v.Subdir})
+	}
 	// sandbox-exec reserves no exit status: signature-only, on the first
-	// line (it fails before exec), not counting its report that the command
-	// itself could not be executed (the command's outcome, like env's 127).
+	// line (it fails before it execs the seatbelt-run step, and the step
+	// before it execs the command). The step reports on a pipe that the
+	// sandbox is applied (Command passes it): with that report, no line is
+	// a runner failure, so the command cannot forge one. sandbox-exec's
+	// "execvp() of" is the step failing to start, a runner failure too;
+	// the command not found is the step's "seatbelt-run: execvp() of",
+	// the command's outcome.
 	w.RunnerFailure = RunnerFailureRule{
-		Kind:           RuleSignature,
-		Signatures:     []string{seatbelt.RunnerFailurePrefix},
-		ExceptPrefixes: []string{seatbelt.ExecFailurePrefix},
+		Kind:          RuleSignature,
+		Signatures:    []string{seatbelt.RunnerFailurePrefix, seatbelt.StepFailurePrefix},
+		AppliedEnv:    vocab.AppliedEnv,
+		AppliedMarker: vocab.AppliedMarker,
 	}
 	return nil
 }

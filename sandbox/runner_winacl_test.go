@@ -797,7 +797,7 @@ func TestWinACLClassify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := classify(c.rule, windowsDenialSignatures, c.code, []byte(c.stderr))
+			got := classify(c.rule, windowsDenialSignatures, c.code, []byte(c.stderr), false)
 			if got.Kind != c.want || got.ExitCode != c.code || got.Reason != c.reason {
 				t.Fatalf("classify(%d, %q) = %+v, want %s %q", c.code, c.stderr, got, c.want, c.reason)
 			}

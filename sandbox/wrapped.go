@@ -45,7 +45,9 @@ type Wrapped struct {
 	// back. It is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, the
-	// proxy's variables under NetworkProxied, and the wrap's token, which
+	// proxy's variables under NetworkProxied, under seatbelt the compilers'
+	// module caches below TempDir unless Env already sets them, and the
+	// wrap's token, which
 	// the launcher reads and removes), for a
 	// consumer that spawns Path and Args from the JSON with an environment
 	// of its own. It holds the token: do not let the command read it.
@@ -89,10 +91,17 @@ type Wrapped struct {
 	spawnedMu   sync.Mutex
 	spawned     []*exec.Cmd // what Command returned: Cleanup kills those still running
 	tempVars    []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	netVars     []string    // the proxy's variables (NetworkProxied)
-	net         *wrapNet    // the proxy and bridge this wrap runs until Cleanup
-	fromCache   bool        // the runner was selected from the verdict cache, unprobed
+	cacheVars   []cacheVar  // variables the runner points below TempDir (compiler caches under seatbelt)
+	appliedMu   sync.Mutex
+	applied     []*appliedPipe // one per Command, when the launcher reports the sandbox applied (seatbelt)
+	netVars     []string       // the proxy's variables (NetworkProxied)
+	net         *wrapNet       // the proxy and bridge this wrap runs until Cleanup
+	fromCache   bool           // the runner was selected from the verdict cache, unprobed
 }
+
+// cacheVar is a variable a runner points at a directory below the wrap's
+// temp dir, unless the command's environment already sets it.
+type cacheVar struct{ name, subdir string }
 
 // HeldEnv names the variables a launcher must not start with: those that
 // make the dynamic loader, libc or the Go runtime load code or read or
@@ -124,11 +133,17 @@ type HeldEnv struct {
 // goroutine locked to its thread (runtime.LockOSThread) that exits, or
 // unlocks and lets the runtime end the thread, before the command ends;
 // the command would be killed with it.
+//
+// Under seatbelt the launcher reports on a pipe that the sandbox is
+// applied (RunnerFailure.AppliedEnv): Command passes its write end as
+// ExtraFiles[0] (fd 3) and Classify reads it, for the last Command. Append
+// to ExtraFiles rather than replacing it.
 func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = append([]string(nil), w.Args...)
 	cmd.Env = append([]string(nil), w.Env...)
 	cmd.Dir = w.Dir
+	w.passAppliedPipe(cmd)
 	dieWithSpawner(cmd)
 	w.spawnedMu.Lock()
 	w.spawned = append(w.spawned, cmd)
@@ -151,6 +166,7 @@ func (w *Wrapped) Cleanup() error {
 				cmd.Process.Kill() // os.ErrProcessDone once waited for
 			}
 		}
+		w.closeAppliedPipes()
 		if w.net != nil {
 			w.net.close()
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // ExecutablePath is the only sandbox-exec this package runs. It is never
@@ -48,4 +50,24 @@ func (p Profile) Args(argv []string) ([]string, error) {
 		}
 	}
 	return append(args, argv...), nil
+}
+
+// LaunchArgs returns the argument vector that runs argv under the profile
+// through the seatbelt-run step of the provider's own binary self:
+//
+//	sandbox-exec -p TEXT -D NAME=VALUE ... -- SELF seatbelt-run -- argv...
+//
+// sandbox-exec applies the profile and execs self, which (launcher.Init)
+// reports on the descriptor SANDBOX_LOCAL_APPLIED_FD names that the sandbox is
+// applied, closes it and execs argv. A "sandbox-exec:" line is then a
+// runner failure only when no report came: the command cannot forge one.
+// self must be absolute and without a NUL byte.
+func (p Profile) LaunchArgs(self string, argv []string) ([]string, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, ErrNoCommand
+	}
+	if self == "" || self[0] != '/' || strings.IndexByte(self, 0) >= 0 {
+		return nil, fmt.Errorf("seatbelt: launcher binary %q is not an absolute path: %w", self, ErrInvalidPath)
+	}
+	return p.Args(append([]string{self, vocab.SeatbeltRun, "--"}, argv...))
 }

@@ -82,6 +82,11 @@ type resolution struct {
 	// links are the canonical spellings of the symlinks followed on the
 	// way. Replacing one of them would change what the path means.
 	links []string
+	// existing is the deepest ancestor of path known to exist, in the
+	// canonical spelling, and missing the components of path below it;
+	// both empty when path exists.
+	existing string
+	missing  []string
 }
 
 // resolver canonicalises paths the way macOS resolves them. It caches
@@ -124,6 +129,7 @@ func (r *resolver) resolve(p string, followFinal bool) (resolution, error) {
 	cur := "/"
 	pending := splitPath(p)
 	exists := true
+	lastExisting := ""
 	hops := 0
 	for len(pending) > 0 {
 		name := pending[0]
@@ -147,6 +153,7 @@ func (r *resolver) resolve(p string, followFinal bool) (resolution, error) {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				exists = false
+				lastExisting = cur
 				cur = next
 				continue
 			}
@@ -175,7 +182,27 @@ func (r *resolver) resolve(p string, followFinal bool) (resolution, error) {
 		cur = next
 	}
 	res.path = stripDataVolume(cur)
+	if !exists {
+		res.existing = commonAncestor(res.path, stripDataVolume(lastExisting))
+		if res.existing != res.path {
+			res.missing = splitPath(res.path[len(res.existing):])
+		} else {
+			res.existing = "" // ".." climbed back to a directory that exists
+		}
+	}
 	return res, nil
+}
+
+// commonAncestor returns the deepest path that is a or an ancestor of a and
+// also b or an ancestor of b (clean absolute paths).
+func commonAncestor(a, b string) string {
+	for !within(a, b) && !within(b, a) {
+		b = parentOf(b)
+	}
+	if within(a, b) {
+		return b
+	}
+	return a
 }
 
 // onDiskName returns name as the directory dir spells it. On a

@@ -131,3 +131,30 @@ func TestOSFS(t *testing.T) {
 		t.Errorf("ReadDirNames(missing) err = %v", err)
 	}
 }
+
+// TestResolveMissing: where a path stops existing, in the canonical
+// spelling, and the names below it.
+func TestResolveMissing(t *testing.T) {
+	r := newResolver(macFS())
+	for _, c := range []struct {
+		in, existing, missing string
+	}{
+		{"/Users/me/ws/.git/config", "", ""},
+		{"/Users/me/ws/.git/config.worktree", "/Users/me/ws/.git", "config.worktree"},
+		{"/Users/me/fresh/.git/hooks", "/Users/me", "fresh|.git|hooks"},
+		{"/tmp/nosuch/x", "/private/tmp", "nosuch|x"},
+		{"/System/Volumes/Data/Users/nobody/.env", "/Users", "nobody|.env"},
+		{"/Users/me/nosuch/../ws", "/Users/me", "ws"}, // not looked up after a missing name: counted missing
+		{"/Users/me/ws/nosuch/..", "", ""},
+		{"/Users/me/nosuch/../.env", "/Users/me", ".env"},
+		{"/Users/me/link-ws/.git/info", "/Users/me/ws/.git", "info"},
+	} {
+		res, err := r.resolve(c.in, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.existing != c.existing || strings.Join(res.missing, "|") != c.missing {
+			t.Errorf("%s: existing %q missing %q, want %q %q", c.in, res.existing, res.missing, c.existing, c.missing)
+		}
+	}
+}

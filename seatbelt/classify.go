@@ -3,29 +3,36 @@ package seatbelt
 import (
 	"bytes"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // RunnerFailurePrefix starts every message sandbox-exec writes about its
 // own failure: a profile it could not compile, a sandbox it could not apply
-// (sandbox_apply: Operation not permitted, when already inside a sandbox).
-// sandbox-exec reserves no exit status, so the rule is signature-only: the
-// command's exit status stays ordinary, whatever it is.
+// (sandbox_apply: Operation not permitted, when already inside a sandbox),
+// the seatbelt-run step it could not execute ("execvp() of"). sandbox-exec
+// reserves no exit status, so the rule is signature-only: the command's
+// exit status stays ordinary, whatever it is.
 const RunnerFailurePrefix = "sandbox-exec:"
 
-// ExecFailurePrefix starts sandbox-exec's report that the command itself
-// could not be executed (not found, not executable). The sandbox is already
-// applied by then: this is the command's outcome, like env(1)'s 127 and
-// 126, not a runner failure.
-const ExecFailurePrefix = "sandbox-exec: execvp() of "
+// StepFailurePrefix starts the one line the seatbelt-run step prints when
+// it fails before it reports the sandbox applied (launcher.Init). Its
+// report that the command could not be executed ("seatbelt-run: execvp()
+// of ...", exit 127 or 126) is the command's outcome, like env(1)'s.
+const StepFailurePrefix = vocab.SeatbeltRun + ": fatal: "
 
 // IsRunnerFailure applies the runner-failure rule to what the wrapped
-// command wrote to standard error: sandbox-exec fails before it execs, so
-// its message can only be the first line; that line must start with
-// RunnerFailurePrefix and not with ExecFailurePrefix. It returns the line.
-func IsRunnerFailure(stderr []byte) (string, bool) {
+// command wrote to standard error, given whether the seatbelt-run step
+// reported the sandbox applied (on the descriptor that
+// SANDBOX_LOCAL_APPLIED_FD names): sandbox-exec and the step fail before
+// they exec, so their message can only be the first line;
+// that line must start with RunnerFailurePrefix or StepFailurePrefix, and
+// no report may have come (after one, the command ran and the line is its
+// own). It returns the line.
+func IsRunnerFailure(stderr []byte, applied bool) (string, bool) {
 	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
 	line := strings.TrimSuffix(string(first), "\r")
-	if strings.HasPrefix(line, RunnerFailurePrefix) && !strings.HasPrefix(line, ExecFailurePrefix) {
+	if !applied && (strings.HasPrefix(line, RunnerFailurePrefix) || strings.HasPrefix(line, StepFailurePrefix)) {
 		return line, true
 	}
 	return "", false
@@ -63,6 +70,18 @@ type Gap struct {
 
 func (g Gap) String() string { return g.Area + ": " + g.Reason }
 
+// Gaps returns what this profile cannot hold beyond Gaps of its spec: the
+// protected spellings that do not exist yet and that its case-insensitive
+// rule cannot write (Unguarded). Each call returns a new slice.
+func (p Profile) Gaps() []Gap {
+	if len(p.Unguarded) == 0 {
+		return nil
+	}
+	return []Gap{{"fs", "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
+		"a character other than A-Z, a-z, 0-9, '.', '_' and '-': on a case-insensitive volume (the macOS default) the command " +
+		"can create them under another letter case that git and other readers still find: " + strings.Join(p.Unguarded, ", ")}}
+}
+
 // Gaps returns what the profile built from spec cannot hold. Some gaps are
 // always present (Seatbelt has no answer to them), so enforcement under
 // this runner is always partial. Each call returns a new slice.
@@ -70,19 +89,14 @@ func Gaps(spec Spec) []Gap {
 	writable := len(spec.WritableRoots) > 0 || spec.TempDir != ""
 	protected := len(spec.ReadOnlySubpaths) > 0 || len(spec.DenyRead) > 0
 	var gaps []Gap
-	if writable && protected {
-		gaps = append(gaps, Gap{"fs", "a hard link is a second name for a file and Seatbelt rules match names: " +
-			"an existing file under a read-only subpath or deny-read path can be linked from a writable root " +
-			"on the same volume and then written or read through the link"})
+	if protected {
+		gaps = append(gaps, Gap{"fs", "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
+			"but a hard link that already exists outside the protected paths (made before the command ran) " +
+			"is a second name the rules do not cover"})
 	}
 	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
 		gaps = append(gaps, Gap{"fs", "read-only subpaths are fixed when the profile is built: " +
 			"a git submodule or worktree the command creates later has writable hooks and config"})
-	}
-	if protected {
-		gaps = append(gaps, Gap{"fs", "a protected path that does not exist yet is matched as spelled: " +
-			"on a case- or normalisation-insensitive volume (the macOS default) the command can create it " +
-			"under another spelling that git and other readers still find"})
 	}
 	if writable {
 		gaps = append(gaps, Gap{"fs", "the profile does not filter the kind of node created: " +
@@ -94,15 +108,13 @@ func Gaps(spec Spec) []Gap {
 			"trustd may fetch intermediate certificates and revocation data from addresses a certificate names, outside the sandbox"})
 	}
 	gaps = append(gaps,
-		Gap{"proc", "ioctls on a terminal the command inherits are not filtered by request (SBPL cannot): " +
-			"TIOCSTI can push input into that terminal; start the command without a controlling terminal (setsid)"},
 		Gap{"proc", "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
 			"the command can read the name, owner and parent of any process, though not its arguments or environment"},
 		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
 			"the command can open such an object of a host process if it knows the name"},
 		Gap{"ipc", "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
-		Gap{"classify", "sandbox-exec's messages carry no per-wrap token: a command whose first stderr line starts with " +
-			"\"sandbox-exec:\" is classified as a runner failure"},
+		Gap{"classify", "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
+			"cannot tell sandbox-exec's own failure from a command whose first stderr line starts with \"sandbox-exec:\""},
 	)
 	return gaps
 }

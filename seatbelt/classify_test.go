@@ -14,19 +14,26 @@ func TestIsRunnerFailure(t *testing.T) {
 		{"profile error", "sandbox-exec: unbound variable: foo\n", true},
 		{"nested sandbox", "sandbox-exec: sandbox_apply: Operation not permitted\n", true},
 		{"CRLF", "sandbox-exec: invalid data type\r\nmore", true},
-		{"command not found is the command's outcome", "sandbox-exec: execvp() of 'nosuch' failed: No such file or directory\n", false},
+		{"the step could not be executed", "sandbox-exec: execvp() of '/bin/agent' failed: Operation not permitted\n", true},
+		{"the step failed", "seatbelt-run: fatal: cannot report the sandbox applied on descriptor 3: bad file descriptor\n", true},
+		{"command not found is the command's outcome", "seatbelt-run: execvp() of 'nosuch' failed: no such file or directory\n", false},
 		{"later line is the command's", "warning: x\nsandbox-exec: fake\n", false},
 		{"not at line start", "  sandbox-exec: indented\n", false},
 		{"denial", "touch: /etc/x: Operation not permitted\n", false},
 		{"empty", "", false},
 	}
 	for _, c := range cases {
-		line, got := IsRunnerFailure([]byte(c.stderr))
+		line, got := IsRunnerFailure([]byte(c.stderr), false)
 		if got != c.want {
 			t.Errorf("%s: IsRunnerFailure = %v, want %v", c.name, got, c.want)
 		}
-		if got && !strings.HasPrefix(line, RunnerFailurePrefix) || strings.ContainsAny(line, "\r\n") {
+		if got && !strings.HasPrefix(c.stderr, line) || strings.ContainsAny(line, "\r\n") {
 			t.Errorf("%s: line %q", c.name, line)
+		}
+		// Once the step reported the sandbox applied, the command ran:
+		// no line of its stderr is a runner failure, forged or not.
+		if _, got := IsRunnerFailure([]byte(c.stderr), true); got {
+			t.Errorf("%s: a runner failure after the sandbox was reported applied", c.name)
 		}
 	}
 }
@@ -69,7 +76,7 @@ func TestGaps(t *testing.T) {
 	}
 	full := reasons(Gaps(profileCases[0].spec))
 	bare := reasons(Gaps(Spec{}))
-	for _, s := range []string{"hard link", "submodule", "spelling", "device node", "TIOCSTI", "kern.proc.pid", "POSIX", "notify(3)", "classify: "} {
+	for _, s := range []string{"already exists", "submodule", "device node", "kern.proc.pid", "POSIX", "notify(3)", "classify: "} {
 		if !strings.Contains(full, s) {
 			t.Errorf("workspace-write gaps lack %q:\n%s", s, full)
 		}
@@ -79,13 +86,39 @@ func TestGaps(t *testing.T) {
 			t.Errorf("nothing protected or writable, yet a gap mentions %q", s)
 		}
 	}
-	for _, s := range []string{"TIOCSTI", "classify: "} {
+	// Closed by the profile: TIOCSTI is denied by number, and a protected
+	// path cannot be the source of a new hard link.
+	for _, s := range []string{"TIOCSTI", "can be linked from a writable root", "under another spelling"} {
+		if strings.Contains(full, s) || strings.Contains(bare, s) {
+			t.Errorf("closed gap %q still reported:\n%s", s, full)
+		}
+	}
+	for _, s := range []string{"kern.proc.pid", "classify: "} {
 		if !strings.Contains(bare, s) {
 			t.Errorf("always-present gap %q missing", s)
 		}
 	}
 	ro := reasons(Gaps(profileCases[1].spec))
-	if strings.Contains(ro, "submodule") || !strings.Contains(ro, "hard link") {
+	if strings.Contains(ro, "submodule") || !strings.Contains(ro, "hard link that already exists") {
 		t.Errorf("read-only gaps:\n%s", ro)
+	}
+}
+
+// TestProfileGaps: a protected path whose missing names the case-variant
+// regex cannot write is a gap naming it; none otherwise.
+func TestProfileGaps(t *testing.T) {
+	if g := (Profile{}).Gaps(); len(g) != 0 {
+		t.Errorf("gaps %v with nothing unguarded", g)
+	}
+	g := (Profile{Unguarded: []string{"/Users/me/ws/.git/hooks copy"}}).Gaps()
+	if len(g) != 1 || g[0].Area != "fs" || !strings.Contains(g[0].Reason, "/Users/me/ws/.git/hooks copy") || !strings.Contains(g[0].Reason, "letter case") {
+		t.Errorf("gaps %v", g)
+	}
+	p, err := Build(macFS(), Spec{WritableRoots: []string{ws}, ReadOnlySubpaths: []string{ws + "/.git/hooks copy", ws + "/.git/config.worktree"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Unguarded, "|") != ws+"/.git/hooks copy" {
+		t.Errorf("unguarded %q, want only the name with a space", p.Unguarded)
 	}
 }

@@ -5,9 +5,15 @@
 //
 //	path, err := seatbelt.Locate(seatbelt.SystemLocator()) // ErrUnavailable: SANDBOX_UNAVAILABLE
 //	prof, err := seatbelt.Build(seatbelt.OSFS(), spec)     // ErrInvalidPath: INVALID_POLICY
-//	args, err := prof.Args(argv)                           // sandbox-exec -p TEXT -D K=V ... -- argv
-//	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec),
+//	args, err := prof.LaunchArgs(self, argv)               // sandbox-exec -p TEXT -D K=V ... -- SELF seatbelt-run -- argv
+//	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec) and prof.Gaps(),
 //	// DenialSignatures: seatbelt.DenialSignatures(spec), runner failure: IsRunnerFailure.
+//
+// SELF is the provider's own binary: launcher.Init runs it as the
+// seatbelt-run step inside the applied sandbox, which writes "applied" to
+// the pipe SANDBOX_LOCAL_APPLIED_FD names and execs argv. A first stderr line
+// "sandbox-exec: ..." is a runner failure only when no such report came, so
+// a command cannot forge one.
 //
 // Only Locate touches the machine (through SystemLocator, which finds
 // nothing off darwin) and Build reads the file system through FS; the rest
@@ -39,7 +45,12 @@
 //     TrustServices the certificate trust services TLS needs.
 //
 // Every protection is also written as a deny after all allows, so it holds
-// whichever way the kernel orders matching rules. The protected paths, and
+// whichever way the kernel orders matching rules; a protected path cannot be
+// the source of a hard link (file-link) either. Last come two denies no
+// allow reopens: ioctl TIOCSTI on any terminal, by its decimal request
+// number (the symbol and hex fail to parse on macOS 13 and 14), so the
+// command cannot type into the shell it was started from; and setting a
+// setuid or setgid bit (file-write-setugid). The protected paths, and
 // every parent of theirs and symlink on the way to them that lies inside a
 // writable path, cannot be renamed or removed (file-write-unlink): moving a
 // parent away, writing inside, and moving it back would otherwise carry a
@@ -57,6 +68,20 @@
 // change nothing but a -D value. Every writable path shares one list of
 // exclusions, so the text grows linearly with the number of paths.
 //
+// One part of the text does come from a path: a protected path that does
+// not exist yet is also matched in any letter case, since on a
+// case-insensitive volume (the macOS default) the command could otherwise
+// create .git/HOOKS where .git/hooks is protected and git would use it.
+// Its deepest existing ancestor is a parameter; the names below it enter a
+// regex of fixed grammar, one bracket expression per character ([hH][oO]
+// ...), and only when every character is a letter, digit, '.', '_' or '-'
+// (none of them special to SBPL or inside a bracket). The regex also
+// matches names that add a non-ASCII character to letters of the name
+// (the Kelvin sign folds to k; HFS+ ignores some code points), so Unicode
+// folding cannot reach the name either; it therefore also denies a few
+// such names that are not equal. A name with any other character gets no
+// regex and is reported by Profile.Gaps.
+//
 // The kernel checks a rule against the path as macOS resolves it, so Build
 // canonicalises first, in pure Go over FS: symlinks resolved (kept, for a
 // protected path, in both spellings: the entry and what it reaches), /tmp,
@@ -70,11 +95,15 @@
 // only forms that well-known agent sandboxes rely on, but a release could
 // change it. Its absence is ErrUnavailable, and a profile it cannot compile
 // is a runner failure (a "sandbox-exec:" line), never an unconfined run.
-// What the profile cannot hold is returned by Gaps: hard links, protected
-// paths created later or under another letter case, device nodes made by
-// root, terminal input injection, global POSIX IPC names, process metadata,
+// What the profile cannot hold is returned by Gaps: hard links made before
+// the command ran, protected paths created later (a new submodule's hooks)
+// or, for names the case regex cannot write, under another letter case
+// (Profile.Gaps), device nodes made by root, global POSIX IPC names, process metadata,
 // and a runner-failure line a command can forge. Programs that write to
 // fixed places outside the writable roots (~/Library/Caches, /tmp) fail
 // with "Operation not permitted"; point them at the temporary directory
-// (TMPDIR, GOCACHE, XDG_CACHE_HOME).
+// (TMPDIR, GOCACHE, XDG_CACHE_HOME). The runner does so itself for the
+// compilers' module caches (CacheVars: CLANG_MODULE_CACHE_PATH,
+// SWIFTPM_MODULECACHE_OVERRIDE), which would otherwise go to the per-user
+// cache directory under /var/folders that the profile never opens.
 package seatbelt

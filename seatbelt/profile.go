@@ -20,11 +20,21 @@ type Profile struct {
 	// shape of the Spec, never on the bytes of a path: how many paths of
 	// each kind, which protected paths are symlinks, how many of their
 	// parents lie inside the writable paths, whether the network is open.
-	// Its size grows linearly with the number of paths.
+	// The one exception is a protected path that does not exist yet: the
+	// names it lacks, each limited to A-Z, a-z, 0-9, '.', '_' and '-' and
+	// written one bracket expression per character, and the depth of its
+	// deepest existing ancestor, form a fixed-grammar regex (never a path:
+	// the ancestor is a parameter). Its size grows linearly with the
+	// number of paths.
 	Text string `json:"text"`
 	// Params are the -D parameters, in the order the text first uses them.
 	// Each is used by Text, and Text uses no other.
 	Params []Param `json:"params"`
+	// Unguarded are the protected spellings that do not exist yet and that
+	// the profile matches only as spelled: a missing name holds a character
+	// outside A-Z, a-z, 0-9, '.', '_' and '-', which the case-insensitive
+	// rule does not write (see caseVariantPattern). Gaps reports them.
+	Unguarded []string `json:"unguarded,omitempty"`
 }
 
 // Build canonicalises the paths of spec through fsys (OSFS on a real
@@ -61,9 +71,11 @@ const ttyPattern = `^/dev/ttys[0-9]+$`
 
 // profileWriter accumulates the text and records each parameter once.
 type profileWriter struct {
-	b      strings.Builder
-	params []Param
-	index  map[string]int
+	b         strings.Builder
+	params    []Param
+	index     map[string]int
+	unguarded []string
+	seen      map[string]bool // unguarded spellings already recorded
 }
 
 // param returns the SBPL reference to the parameter name, recording its
@@ -89,7 +101,7 @@ func indexed(role string, i int) string { return role + "_" + strconv.Itoa(i) }
 // writeProfile is the pure profile builder: canonical paths in, text and
 // parameters out.
 func writeProfile(rs resolvedSpec) Profile {
-	w := &profileWriter{index: map[string]int{}}
+	w := &profileWriter{index: map[string]int{}, seen: map[string]bool{}}
 	w.line("(version 1)")
 	w.line("(deny default)")
 	w.line("; sandbox-local: generated for one command. Every path is a -D parameter")
@@ -103,7 +115,8 @@ func writeProfile(rs resolvedSpec) Profile {
 	writeSockets(w, rs)
 	writeNetwork(w, rs)
 	writeProtections(w, rs)
-	return Profile{Text: w.b.String(), Params: w.params}
+	writeFinalDenies(w)
+	return Profile{Text: w.b.String(), Params: w.params, Unguarded: w.unguarded}
 }
 
 func writeProcesses(w *profileWriter) {
@@ -138,8 +151,12 @@ var sysctlNames = []string{
 }
 
 // sysctlPrefixes are read by prefix: CPU feature flags (arm64 and x86_64),
-// performance levels, and per-process entries (see Gaps).
-var sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.", "machdep.cpu."}
+// performance levels, per-process entries (see Gaps), and the interface
+// list and routing table, which getifaddrs(3) reads (Go's net.Interfaces,
+// node's os.networkInterfaces, python's socket.if_nameindex) in every
+// network mode: it names the host's interfaces and their addresses, and
+// opens no socket.
+var sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.", "machdep.cpu.", "net.routetable."}
 
 // machServices are the only daemons the command may look up.
 var machServices = []struct{ kind, name, why string }{
@@ -150,6 +167,7 @@ var machServices = []struct{ kind, name, why string }{
 	{"global-name", "com.apple.cfprefsd.agent", "preference reads"},
 	{"local-name", "com.apple.cfprefsd.agent", "preference reads"},
 	{"global-name", "com.apple.bsd.dirhelper", "the per-user temporary and cache directory names (xcrun, clang)"},
+	{"global-name", "com.apple.PowerManagement.control", "IOPMLib: power assertions and power-source queries that build and test tools make"},
 }
 
 func writeSystem(w *profileWriter) {
@@ -362,7 +380,6 @@ func writeNetwork(w *profileWriter, rs resolvedSpec) {
 	w.line(`(allow network-outbound (remote ip "*:*"))`)
 	w.line("(allow network-outbound (remote unix-socket (subpath ", w.param("MDNS_SOCKET", mDNSSocket), ")))")
 	writeMachNames(w, networkServices)
-	w.line(`(allow sysctl-read (sysctl-name-prefix "net.routetable."))`)
 	w.line()
 }
 
@@ -384,17 +401,19 @@ func writeMachNames(w *profileWriter, names []string) {
 // them and the denies come last.
 func writeProtections(w *profileWriter, rs resolvedSpec) {
 	if len(rs.readOnly) > 0 {
-		w.line("; Read-only subpaths (each spelling), the entry and all below it.")
-		w.line("(deny file-write*")
+		w.line("; Read-only subpaths (each spelling), the entry and all below it; not")
+		w.line("; the source of a hard link either, so no second name under a writable")
+		w.line("; root can reach them.")
+		w.line("(deny file-write* file-link")
 		writeBothSpellings(w, "READ_ONLY", rs.readOnly)
 		w.line()
 	}
 	if len(rs.denyRead) > 0 {
-		w.line("; Deny-read paths: not readable, and not movable or removable, so they")
-		w.line("; cannot be read under another name.")
+		w.line("; Deny-read paths: not readable, and not movable, removable or hard-linked,")
+		w.line("; so they cannot be read under another name.")
 		w.line("(deny file-read*")
 		writeBothSpellings(w, "DENY_READ", rs.denyRead)
-		w.line("(deny file-write-unlink")
+		w.line("(deny file-write-unlink file-link")
 		writeBothSpellings(w, "DENY_READ", rs.denyRead)
 		w.line()
 	}
@@ -412,10 +431,150 @@ func writeProtections(w *profileWriter, rs resolvedSpec) {
 	}
 }
 
+// tiocsti is the request number of ioctl(TIOCSTI), which pushes a byte
+// into a terminal's input queue as if typed: _IOW('t', 114, char) in
+// <sys/ttycom.h>, 0x80017472. The profile names it in decimal: the symbol
+// TIOCSTI and a hex literal both fail to parse in sandbox-exec on macOS 13
+// and 14 ("unbound variable"), the decimal number parses everywhere
+// ioctl-command does.
+const tiocsti = iocIn | 1<<16 | 't'<<8 | 114
+
+// iocIn is IOC_IN, the "copies in" direction bit of a BSD ioctl number.
+const iocIn = 0x80000000
+
+// writeFinalDenies writes the denies that no allow above may reopen,
+// after all of them: terminal input injection and set-id bits.
+func writeFinalDenies(w *profileWriter) {
+	w.line("; Terminal input injection: TIOCSTI (by number, ", "_IOW('t', 114, char)", ") on any")
+	w.line("; terminal, the inherited one included, would type into the shell that")
+	w.line("; reads it after the command exits. Other terminal ioctls stay allowed.")
+	w.line("(deny file-ioctl (ioctl-command ", strconv.Itoa(tiocsti), "))")
+	w.line("; No setuid or setgid bit on any file the command can write.")
+	w.line("(deny file-write-setugid)")
+}
+
 func writeBothSpellings(w *profileWriter, role string, ps []protectedAs) {
 	var filters []string
 	for _, ref := range spellings(w, role, ps) {
 		filters = append(filters, "(literal "+ref+")", "(subpath "+ref+")")
 	}
+	filters = append(filters, caseVariantFilters(w, role, ps)...)
 	writeList(w, "  ", filters, ")")
+}
+
+// caseVariantFilters returns, for each protected spelling that does not
+// exist yet, a filter matching it in any letter case: the deepest existing
+// ancestor (a parameter, so no path enters the text) and a regex over the
+// names below it. Without it, on a case-insensitive volume (the macOS
+// default) the command could create .git/HOOKS where .git/hooks is
+// protected, and git would run the hooks it finds there. A spelling the
+// regex cannot write is recorded in w.unguarded instead.
+func caseVariantFilters(w *profileWriter, role string, ps []protectedAs) []string {
+	var out []string
+	for i, p := range ps {
+		for _, v := range p.variants {
+			if tooLong(v.missing) {
+				continue // cannot be created in any spelling
+			}
+			pat, ok := caseVariantPattern(len(splitPath(v.existing)), v.missing)
+			if !ok {
+				if !w.seen[v.path] {
+					w.seen[v.path] = true
+					w.unguarded = append(w.unguarded, v.path)
+				}
+				continue
+			}
+			ref := w.param(indexed(role, i)+v.suffix, v.existing)
+			out = append(out, "(require-all (subpath "+ref+`) (regex #"`+pat+`"))`)
+		}
+	}
+	return out
+}
+
+// nameMax is NAME_MAX on darwin: no longer name can be created (APFS and
+// HFS+ count UTF-16 units or bytes, either at most this many for the ASCII
+// names a variant regex is written for).
+const nameMax = 255
+
+// tooLong reports whether a name in names is longer than any file system
+// of macOS allows, so the path can never exist.
+func tooLong(names []string) bool {
+	for _, n := range names {
+		if len(n) > nameMax {
+			return true
+		}
+	}
+	return false
+}
+
+// nameChar reports whether c may appear in a name the case-variant regex
+// writes: letters, digits, '.', '_' and '-', each safe inside a bracket
+// expression and none special to SBPL's #"..." literal.
+func nameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// caseVariantPattern returns the regex matching, at depth components below
+// the root, the names missing in any spelling a case-insensitive volume
+// treats as the same, and everything below them:
+//
+//	^/[^/]+ (depth times) /NAME/NAME... (/|$)
+//
+// Each NAME is (EXACT|SET*[^ -~](SET|[^ -~])*). EXACT is the name letter by
+// letter, a letter as [xX] and any other character as [c]: every ASCII
+// letter case. The other branch, LOOSE, is a name holding at least one
+// character outside printable ASCII ([^ -~]) and otherwise only characters
+// of the name in either case (SET, one bracket expression): a
+// name that Unicode case folding or normalisation could make equal to it
+// (the Kelvin sign for k, the long s, ligatures, HFS+'s ignorable code
+// points) needs a non-ASCII character, and every ASCII character of it
+// folds to one of the name's own. It over-matches (such names are denied
+// although not equal), but only names of that form, directly on the
+// missing chain. The subpath filter beside it pins the existing ancestor,
+// so the regex only counts its depth. ok is false for a name with a
+// character nameChar refuses.
+func caseVariantPattern(depth int, missing []string) (pattern string, ok bool) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < depth; i++ {
+		b.WriteString("/[^/]+")
+	}
+	for _, name := range missing {
+		var exact, set strings.Builder
+		had := map[byte]bool{}
+		add := func(c byte) {
+			if !had[c] {
+				had[c] = true
+				if c != '-' {
+					set.WriteByte(c)
+				}
+			}
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !nameChar(c) {
+				return "", false
+			}
+			switch {
+			case 'a' <= c && c <= 'z':
+				exact.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
+				add(c)
+				add(c - 'a' + 'A')
+			case 'A' <= c && c <= 'Z':
+				exact.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
+				add(c - 'A' + 'a')
+				add(c)
+			default:
+				exact.WriteString("[" + string(c) + "]")
+				add(c)
+			}
+		}
+		if had['-'] {
+			set.WriteByte('-') // last in the bracket: a literal '-'
+		}
+		class := "[" + set.String() + "]"
+		b.WriteString("/(" + exact.String() + "|" + class + "*[^ -~](" + class + "|[^ -~])*)")
+	}
+	b.WriteString("(/|$)")
+	return b.String(), true
 }

@@ -387,14 +387,25 @@ func TestProfileGrowsLinearly(t *testing.T) {
 		t.Errorf("two more roots added %d bytes of text", d)
 	}
 	for _, prm := range three.Params {
-		if strings.HasPrefix(prm.Name, "READ_ONLY_") {
+		if strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasSuffix(prm.Name, "_EXISTING") {
 			if n := strings.Count(three.Text, `(param "`+prm.Name+`")`); n != 4 {
 				t.Fatalf("%s referenced %d times, want 4 (two excluded, two denied)", prm.Name, n)
 			}
 		}
 	}
-	if len(three.Text) > 128<<10 { // ARG_MAX on macOS is 1 MiB
-		t.Errorf("300 read-only subpaths make %d bytes of text", len(three.Text))
+	// ARG_MAX on macOS is 1 MiB, for the arguments and the environment.
+	// These 300 paths do not exist yet, five names deep each, so each also
+	// costs a case-insensitive regex of its missing names.
+	argv, err := three.Args([]string{"true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, a := range argv {
+		size += len(a) + 1
+	}
+	if size > 384<<10 {
+		t.Errorf("300 read-only subpaths make %d bytes of arguments", size)
 	}
 }
 
@@ -432,5 +443,236 @@ func TestProfileUnixSockets(t *testing.T) {
 		if !found {
 			t.Errorf("network %v: UNIX_SOCKET_0 missing or not canonical: %v", network, p.Params)
 		}
+	}
+}
+
+// TestProfileFinalDenies: in every profile, after every allow that could
+// grant them, an explicit deny of ioctl TIOCSTI (by its decimal number,
+// which is _IOW('t', 114, char) worked out here independently) and of
+// setting a setuid or setgid bit.
+func TestProfileFinalDenies(t *testing.T) {
+	const (
+		iocIn   = 0x80000000     // IOC_IN, <sys/ioccom.h>
+		argSize = 1 << 16        // sizeof(char) << 16
+		group   = uint('t') << 8 // the terminal ioctl group
+		number  = 114            // TIOCSTI's number in <sys/ttycom.h>
+	)
+	wantIoctl := "(deny file-ioctl (ioctl-command " + strconv.FormatUint(uint64(iocIn|argSize|group|number), 10) + "))"
+	if wantIoctl != "(deny file-ioctl (ioctl-command 2147578994))" {
+		t.Fatalf("TIOCSTI worked out as %s", wantIoctl)
+	}
+	for _, c := range profileCases {
+		t.Run(c.name, func(t *testing.T) {
+			forms, err := parseSBPL(buildCase(t, c.spec).Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ioctlAt, setugidAt, lastIoctlAllow, lastWriteAllow := -1, -1, -1, -1
+			for i, f := range forms {
+				switch s := f.String(); {
+				case s == wantIoctl:
+					ioctlAt = i
+				case s == "(deny file-write-setugid)":
+					setugidAt = i
+				case f.head() == "allow":
+					for _, op := range f.list[1:] {
+						if op.kind == symbolAtom && (op.atom == "file-ioctl" || op.atom == "default") {
+							lastIoctlAllow = i
+						}
+						if op.kind == symbolAtom && (strings.HasPrefix(op.atom, "file-write") || op.atom == "default") {
+							lastWriteAllow = i
+						}
+					}
+				}
+			}
+			if ioctlAt < 0 || ioctlAt < lastIoctlAllow {
+				t.Errorf("%s at form %d, last file-ioctl allow at %d", wantIoctl, ioctlAt, lastIoctlAllow)
+			}
+			if lastIoctlAllow < 0 {
+				t.Errorf("no file-ioctl allow: the ordering check proves nothing")
+			}
+			if setugidAt < 0 || setugidAt < lastWriteAllow {
+				t.Errorf("(deny file-write-setugid) at form %d, last file-write allow at %d", setugidAt, lastWriteAllow)
+			}
+		})
+	}
+}
+
+// TestProfileDeniesHardLinks: no spelling of a read-only subpath or a
+// deny-read path, nor anything beneath one, can be the source of a hard
+// link, by an explicit deny (not only the default); an ordinary file is
+// not caught by it (the check is not vacuous).
+func TestProfileDeniesHardLinks(t *testing.T) {
+	spec := profileCases[0].spec
+	spec.DenyRead = append(spec.DenyRead, ws+"/.env")
+	for _, sp := range []Spec{spec, profileCases[1].spec, profileCases[3].spec} {
+		p := buildCase(t, sp)
+		ev, err := newEvaluator(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, prm := range p.Params {
+			if !strings.HasPrefix(prm.Name, "READ_ONLY_") && !strings.HasPrefix(prm.Name, "DENY_READ_") || strings.HasSuffix(prm.Name, "_EXISTING") {
+				continue // an existing ancestor of a missing path is not protected itself
+			}
+			for _, path := range []string{prm.Value, prm.Value + "/x"} {
+				n++
+				if !ev.explicitlyDenied("file-link", path) {
+					t.Errorf("file-link of %s (%s) is not explicitly denied", path, prm.Name)
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatalf("no protected path in %+v", sp)
+		}
+		for _, path := range []string{ws + "/src/main.go", "/Users/me/.sshx", tmpReal + "/x"} {
+			if ev.explicitlyDenied("file-link", path) {
+				t.Errorf("file-link of the ordinary %s is explicitly denied", path)
+			}
+		}
+	}
+}
+
+// TestProfileToolServices: what common tools need in every mode, network
+// closed included: the interface list (getifaddrs reads the
+// net.routetable sysctls: Go's net.Interfaces, node's
+// os.networkInterfaces) and the power-management service (IOPMLib).
+func TestProfileToolServices(t *testing.T) {
+	for _, c := range profileCases {
+		t.Run(c.name, func(t *testing.T) {
+			forms, err := parseSBPL(buildCase(t, c.spec).Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := map[string]bool{}
+			for _, f := range forms {
+				if f.head() != "allow" || len(f.list) < 3 {
+					continue
+				}
+				for _, flt := range f.list[2:] {
+					found[f.list[1].atom+" "+flt.String()] = true
+				}
+			}
+			for _, want := range []string{
+				`sysctl-read (sysctl-name-prefix "net.routetable.")`,
+				`mach-lookup (global-name "com.apple.PowerManagement.control")`,
+			} {
+				if !found[want] {
+					t.Errorf("no (allow %s)", want)
+				}
+			}
+		})
+	}
+}
+
+// TestCacheVars: the compilers' module caches go below the temporary
+// directory, one plain directory name each.
+func TestCacheVars(t *testing.T) {
+	got := map[string]string{}
+	for _, v := range CacheVars() {
+		if v.Subdir == "" || strings.ContainsAny(v.Subdir, `/\.`) || v.Why == "" {
+			t.Errorf("%+v: subdir must be one plain name, and the reason given", v)
+		}
+		got[v.Name] = v.Subdir
+	}
+	for _, name := range []string{"CLANG_MODULE_CACHE_PATH", "SWIFTPM_MODULECACHE_OVERRIDE"} {
+		if got[name] == "" {
+			t.Errorf("%s not set by the runner", name)
+		}
+	}
+	CacheVars()[0].Name = "mutated"
+	if CacheVars()[0].Name == "mutated" {
+		t.Error("CacheVars shares its slice")
+	}
+}
+
+// TestProfileCaseVariants: a protected path that does not exist yet cannot
+// be created (read-only) or read (deny-read) under another spelling that a
+// case-insensitive volume treats as the same name: another ASCII letter
+// case, or a name with the Kelvin sign for k; other names in the same
+// directory stay writable.
+func TestProfileCaseVariants(t *testing.T) {
+	f := macFS()
+	f.dir("/Users/me/fresh") // a workspace without .git yet
+	spec := Spec{
+		WritableRoots:    []string{ws, "/Users/me/fresh"},
+		ReadOnlySubpaths: append(gitSurface(ws), "/Users/me/fresh/.git/hooks"),
+		DenyRead:         []string{ws + "/.env"},
+		TempDir:          tmpDir,
+	}
+	p, err := Build(f, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prob := range checkProfile(p) {
+		t.Error(prob)
+	}
+	ev, err := newEvaluator(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kelvin = "\u212a"
+	for _, c := range []struct {
+		op, path string
+		allow    bool
+	}{
+		{"file-write-create", ws + "/.git/config.worktree", false},
+		{"file-write-create", ws + "/.git/CONFIG.WORKTREE", false},
+		{"file-write-create", ws + "/.git/Config.WorkTree", false},
+		{"file-write-data", ws + "/.git/config.Worktree", false},
+		{"file-write-create", ws + "/.git/CONFIG.WORKTREE/x", false},
+		{"file-write-create", ws + "/.git/config.wor" + kelvin + "tree", false},
+		{"file-write-create", ws + "/.git/config.worktreex", true},
+		{"file-write-create", ws + "/.git/config.worktree.lock", true},
+		{"file-write-create", ws + "/.git/ORIG_HEAD", true},
+		{"file-write-create", ws + "/.git/café", true}, // 'a' is not in config.worktree
+		{"file-write-create", ws + "/src/CONFIG.WORKTREE", true},
+		{"file-write-create", "/Users/me/fresh/.git/hooks/pre-commit", false},
+		{"file-write-create", "/Users/me/fresh/.GIT/hooks/pre-commit", false},
+		{"file-write-create", "/Users/me/fresh/.Git/HOOKS", false},
+		{"file-write-create", "/Users/me/fresh/.GIT", true}, // git init may create .git in any case
+		{"file-write-create", "/Users/me/fresh/.GIT/objects/ab", true},
+		{"file-write-create", "/Users/me/fresh/.GITX/hooks", true},
+		{"file-read-data", ws + "/.env", false},
+		{"file-read-data", ws + "/.ENV", false},
+		{"file-read-data", ws + "/.Env/x", false},
+		{"file-write-unlink", ws + "/.ENV", false},
+		{"file-read-data", ws + "/.env.example", true},
+		{"file-read-data", ws + "/.envrc", true},
+		{"file-read-data", ws + "/ENV", true},
+	} {
+		last, denyWins := ev.decide(c.op, c.path)
+		if last != c.allow || denyWins != c.allow {
+			t.Errorf("%s %s: last-match=%v deny-wins=%v, want %v", c.op, c.path, last, denyWins, c.allow)
+		}
+	}
+	if len(p.Unguarded) != 0 {
+		t.Errorf("unguarded %q", p.Unguarded)
+	}
+}
+
+// TestLaunchArgs: sandbox-exec runs the provider's own binary as the
+// seatbelt-run step, which then runs the command.
+func TestLaunchArgs(t *testing.T) {
+	p := buildCase(t, profileCases[0].spec)
+	args, err := p.LaunchArgs("/Applications/Agent.app/Contents/MacOS/agent", []string{"-looks-like-a-flag", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 3 + 2*len(p.Params)
+	if args[0] != "sandbox-exec" || args[1] != "-p" || args[2] != p.Text {
+		t.Fatalf("args start %q", args[:2])
+	}
+	if got := strings.Join(args[n:], "|"); got != "--|/Applications/Agent.app/Contents/MacOS/agent|seatbelt-run|--|-looks-like-a-flag|x" {
+		t.Errorf("args after the parameters: %s", got)
+	}
+	for _, bad := range []string{"", "agent", "/a\x00b"} {
+		if _, err := p.LaunchArgs(bad, []string{"true"}); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("launcher %q: err = %v", bad, err)
+		}
+	}
+	if _, err := p.LaunchArgs("/bin/agent", nil); !errors.Is(err, ErrNoCommand) {
+		t.Errorf("no argv: err = %v", err)
 	}
 }

@@ -149,6 +149,51 @@ var pathFilters = map[string]bool{"literal": true, "subpath": true, "prefix": tr
 // device patterns, written out here independently of the package.
 var allowedRegexes = map[string]bool{`^/dev/ttys[0-9]+$`: true}
 
+// caseVariantShape is the one grammar of the regexes that match a missing
+// protected name in any letter case: a run of "/[^/]+" (the depth of the
+// existing ancestor), then per name "(EXACT|LOOSE)", then "(/|$)". EXACT is
+// bracket expressions of a letter pair or one of [0-9._-]; LOOSE is
+// "SET*[^ -~](SET|[^ -~])*". No quote, backslash or parenthesis
+// of SBPL can appear in it; isCaseVariantRegex checks the rest.
+var caseVariantShape = regexp.MustCompile(`^\^(/\[\^/\]\+)*(/\(((\[[a-z][A-Z]\]|\[[0-9._-]\])+)\|(\[[a-zA-Z0-9._-]+\])\*\[\^ -~\]\((\[[a-zA-Z0-9._-]+\])\|\[\^ -~\]\)\*\))+\(/\|\$\)$`)
+
+var caseVariantName = regexp.MustCompile(`/\(((?:\[[a-z][A-Z]\]|\[[0-9._-]\])+)\|(\[[a-zA-Z0-9._-]+\])\*\[\^ -~\]\((\[[a-zA-Z0-9._-]+\])\|\[\^ -~\]\)\*\)`)
+
+// isCaseVariantRegex reports whether s has caseVariantShape and, in each
+// name, the letter pairs are one letter in both cases and both sets hold
+// exactly the name's characters in both cases ('-' last).
+func isCaseVariantRegex(s string) bool {
+	if !caseVariantShape.MatchString(s) {
+		return false
+	}
+	for _, m := range caseVariantName.FindAllStringSubmatch(s, -1) {
+		exact, set1, set2 := m[1], m[2], m[3]
+		if set1 != set2 {
+			return false
+		}
+		chars := map[rune]bool{}
+		for _, cls := range regexp.MustCompile(`\[([^\]]+)\]`).FindAllStringSubmatch(exact, -1) {
+			r := []rune(cls[1])
+			if len(r) == 2 && (r[1] != r[0]-'a'+'A') {
+				return false
+			}
+			for _, c := range r {
+				chars[c] = true
+			}
+		}
+		inner := strings.Trim(set1, "[]")
+		if strings.Contains(strings.TrimSuffix(inner, "-"), "-") || len(inner) != len(chars) {
+			return false
+		}
+		for _, c := range inner {
+			if !chars[c] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 var paramName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // checkProfile checks the structure of p and returns every problem found:
@@ -183,7 +228,7 @@ func checkProfile(p Profile) []string {
 				probs = append(probs, fmt.Sprintf("path literal %q in %s", e.atom, parent))
 			}
 		case rawAtom:
-			if parent == nil || parent.head() != "regex" || !allowedRegexes[e.atom] {
+			if parent == nil || parent.head() != "regex" || !allowedRegexes[e.atom] && !isCaseVariantRegex(e.atom) {
 				probs = append(probs, fmt.Sprintf("unexpected regex %s in %s", e, parent))
 			}
 		case listNode:
@@ -436,3 +481,15 @@ var regexLiteral = regexp.MustCompile(`#"[^"]*"`)
 // fixed patterns allowedRegexes admits, and may share a prefix with a
 // device path.
 func withoutRegexes(text string) string { return regexLiteral.ReplaceAllString(text, `#""`) }
+
+// explicitlyDenied reports whether a deny rule other than the default
+// matches op on path: the protection then holds even if a later change
+// allows op somewhere above it.
+func (ev *evaluator) explicitlyDenied(op, path string) bool {
+	for _, r := range ev.rules {
+		if !r.allow && !(len(r.ops) == 1 && r.ops[0] == "default") && ev.ruleMatches(r, op, path) {
+			return true
+		}
+	}
+	return false
+}

@@ -66,6 +66,19 @@ type resolvedSpec struct {
 type protectedAs struct {
 	named    string // the entry itself: parents resolved, final component kept
 	resolved string // the object it reaches: the final symlink resolved too
+	// variants are the spellings that do not exist yet: on a
+	// case-insensitive volume the command could create them in another
+	// letter case, so the profile also matches them case-insensitively.
+	variants []caseVariant
+}
+
+// caseVariant is a protected spelling that does not exist yet, split where
+// it stops existing.
+type caseVariant struct {
+	suffix   string   // of the parameter name: "_EXISTING" (named) or "_RESOLVED_EXISTING"
+	path     string   // the spelling
+	existing string   // its deepest existing ancestor, canonical
+	missing  []string // the components below existing
 }
 
 // resolveSpec canonicalises every path of s through r.
@@ -114,7 +127,14 @@ func resolveSpec(r *resolver, s Spec) (resolvedSpec, error) {
 				guard(a)
 			}
 		}
-		return protectedAs{named: named.path, resolved: resolved.path}, nil
+		pa := protectedAs{named: named.path, resolved: resolved.path}
+		if named.missing != nil {
+			pa.variants = append(pa.variants, caseVariant{"_EXISTING", named.path, named.existing, named.missing})
+		}
+		if resolved.missing != nil && resolved.path != named.path {
+			pa.variants = append(pa.variants, caseVariant{"_RESOLVED_EXISTING", resolved.path, resolved.existing, resolved.missing})
+		}
+		return pa, nil
 	}
 
 	for _, p := range s.WritableRoots {

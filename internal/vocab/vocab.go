@@ -75,6 +75,25 @@ const (
 	WinACLRun   = "winacl-run"
 )
 
+// SeatbeltRun is the seatbelt runner's step inside sandbox-exec: the
+// provider's own binary, started as "SELF seatbelt-run -- CMD ARGS...".
+// sandbox-exec execs it with argv[0] set to its path, so it is dispatched
+// on argv[1], not by reexec.
+const SeatbeltRun = "seatbelt-run"
+
+// AppliedEnv names the file descriptor, inherited by sandbox-exec and then
+// by the seatbelt-run step, to which the step writes AppliedMarker once it
+// runs, so inside the applied sandbox, and before it execs the command
+// (closing it first, so the command cannot write to it). A spawner that
+// passes the write end of a pipe there learns whether the sandbox was
+// applied: a "sandbox-exec:" line the command printed itself is then not
+// taken for a runner failure. Unset, the step reports nothing.
+const AppliedEnv = "SANDBOX_LOCAL_APPLIED_FD"
+
+// AppliedMarker is what the seatbelt-run step writes to the AppliedEnv
+// descriptor.
+const AppliedMarker = "applied\n"
+
 // Network modes on the wire.
 const (
 	NetDeny    = "deny"
