@@ -262,8 +262,9 @@ func (s *Session) LauncherFailure() (reason string, failed bool, err error) {
 	return reason, failed, nil
 }
 
-// Cleanup revokes the session's ACE, removes its private temp dir, status
-// file and marker. The standing ACEs stay: they are what makes the next run
+// Cleanup removes the session's private temp dir (and with it the session
+// ACE; it is revoked explicitly only if the removal fails), status file and
+// marker. The standing ACEs stay: they are what makes the next run
 // fast. If the dir cannot be removed the marker is kept, so a later
 // Manager.Recover retries once this process is gone. Call it after the
 // command exited (the launcher's job kills what it left running). Calling
@@ -281,23 +282,23 @@ func (s *Session) Cleanup() error {
 	return nil
 }
 
-// removeSession revokes the session ACE on dir, removes dir, its status file,
-// the leftovers named extra and, last, its marker.
+// removeSession removes dir, then its status file, the leftovers named
+// extra and, last, its marker. The session ACE goes with the directory, so
+// it is revoked only when the removal fails (a file still open, a file the
+// user cannot delete): rewriting the DACL of every leftover object is what
+// costs tens of seconds per command on a large temp dir, and a removal that
+// succeeds needs none of it. After a failed removal the ACE is revoked from
+// what is left, so the leftovers no longer grant the session SID anything
+// (it is random per session, so no later token holds it either).
 func (m *Manager) removeSession(dir string, extra []string) error {
-	sid := deriveSID(sessionSIDDomain, dir)
-	revokeErr := m.sys.RevokeACE(dir, sid)
-	if errors.Is(revokeErr, fs.ErrNotExist) {
-		revokeErr = nil
-	}
 	if err := m.sys.RemoveAll(dir); err != nil {
-		var errs []error
-		if revokeErr != nil {
-			errs = append(errs, fmt.Errorf("winacl: revoke session ACE on %s: %w", dir, revokeErr))
+		errs := []error{fmt.Errorf("winacl: remove private temp dir %s: %w", dir, err)}
+		sid := deriveSID(sessionSIDDomain, dir)
+		if rerr := m.sys.RevokeACE(dir, sid); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("winacl: revoke session ACE on %s: %w", dir, rerr))
 		}
-		errs = append(errs, fmt.Errorf("winacl: remove private temp dir %s: %w", dir, err))
 		return errors.Join(errs...)
 	}
-	// A failed revoke no longer matters: the ACE went with the directory.
 	var errs []error
 	for _, f := range append(append([]string{statusFile(dir)}, extra...), dir+markerSuffix) {
 		if err := m.sys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
