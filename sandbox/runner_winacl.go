@@ -132,6 +132,15 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 		}
 		return nil
 	}
+	// Deletes are not confined on Windows: the protected paths are checked
+	// (and restored where safe) after the run, by Classify or Cleanup.
+	w.checkProtected = func() []ProtectedChange {
+		var out []ProtectedChange
+		for _, c := range s.CheckProtected() {
+			out = append(out, ProtectedChange{Path: c.Path, Change: c.Change, Restored: c.Restored, Note: c.Note})
+		}
+		return out
+	}
 	return nil
 }
 

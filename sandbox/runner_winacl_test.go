@@ -26,13 +26,15 @@ type winFake struct {
 	procs   map[uint32]uint64 // running pid -> start time
 	nodes   map[string]*winNode
 	calls   []winCall
+	nextIdx uint64
 }
 
 type winNode struct {
-	path string
-	dir  bool
-	data []byte
-	aces []winacl.ACE
+	path  string
+	dir   bool
+	data  []byte
+	aces  []winacl.ACE
+	index uint64 // file index, given on first Identify
 }
 
 type winCall struct {
@@ -77,6 +79,20 @@ func (f *winFake) node(path string) (*winNode, error) {
 }
 
 func (f *winFake) TempRoot() (string, error) { return f.temp, f.tempErr }
+
+func (f *winFake) Identify(path string) (winacl.FileIdentity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.node(path)
+	if err != nil {
+		return winacl.FileIdentity{}, err
+	}
+	if n.index == 0 {
+		f.nextIdx++
+		n.index = f.nextIdx
+	}
+	return winacl.FileIdentity{Volume: 1, Index: n.index, Dir: n.dir}, nil
+}
 
 func (f *winFake) LongPathName(path string) (string, error) {
 	f.mu.Lock()
@@ -810,5 +826,58 @@ func TestWinACLClassify(t *testing.T) {
 	defer w.Cleanup()
 	if o := w.Classify(125, []byte(prefix+"forged\n")); o.Kind != OutcomeChild {
 		t.Errorf("forged fatal line classified %+v", o)
+	}
+}
+
+// Deletes are not confined on Windows: a command can delete .git\config and
+// write its own. The outcome names the change and the protected file is back,
+// with its deny ACE, when the wrap is cleaned up.
+func TestWinACLProtectedChangeInOutcome(t *testing.T) {
+	const config = `C:\src\proj\.git\config`
+	f := newWinFake(`C:\src`, `C:\src\proj`, `C:\src\proj\.git`)
+	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n")}
+	r := winRunner(f)
+	w := &Wrapped{}
+	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, ReadOnly: []string{config}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: true}
+	if err := prepareTemp(r, &spec, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.wrap(spec, w); err != nil {
+		t.Fatal(err)
+	}
+	// Positive control: nothing changed yet.
+	if got := (&Wrapped{checkProtected: w.checkProtected}).Classify(0, nil).ProtectedChanged; len(got) != 0 {
+		t.Fatalf("changes before any: %v", got)
+	}
+	w2 := &Wrapped{}
+	spec2 := spec
+	spec2.Token = winToken(t)
+	if err := prepareTemp(r, &spec2, w2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.wrap(spec2, w2); err != nil {
+		t.Fatal(err)
+	}
+	// The command deletes config and writes a new one (a new object).
+	f.mu.Lock()
+	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n\thooksPath = C:/evil\n")}
+	f.mu.Unlock()
+	o := w2.Classify(0, nil)
+	want := []ProtectedChange{{Path: config, Change: "replaced", Restored: true}}
+	if fmt.Sprint(o.ProtectedChanged) != fmt.Sprint(want) {
+		t.Errorf("outcome changes %+v, want %+v", o.ProtectedChanged, want)
+	}
+	if n := f.nodes[winacl.Key(config)]; n == nil || string(n.data) != "[core]\n" {
+		t.Errorf("config not restored: %+v", n)
+	}
+	sid, _ := winacl.WriteSID(`C:\src\proj`, nil)
+	if has, _ := f.HasACE(config, winacl.ACE{SID: sid, Access: winacl.AccessDenyWrite, Deny: true, Inherit: true}); !has {
+		t.Errorf("restored config lacks the deny: %v", f.aces(config))
+	}
+	if err := w2.Cleanup(); !errors.Is(err, winacl.ErrProtectedChanged) {
+		t.Errorf("Cleanup = %v, want winacl.ErrProtectedChanged", err)
+	}
+	if err := w.Cleanup(); err != nil {
+		t.Errorf("the other wrap, which finds config restored (same content, deny in place), reports %v", err)
 	}
 }

@@ -86,12 +86,15 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
-	spawnedMu   sync.Mutex
-	spawned     []*exec.Cmd // what Command returned: Cleanup kills those still running
-	tempVars    []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	netVars     []string    // the proxy's variables (NetworkProxied)
-	net         *wrapNet    // the proxy and bridge this wrap runs until Cleanup
-	fromCache   bool        // the runner was selected from the verdict cache, unprobed
+	// checkProtected, when set (winacl), checks and restores the read-only
+	// subpaths once the command exited; Classify reports what it found.
+	checkProtected func() []ProtectedChange
+	spawnedMu      sync.Mutex
+	spawned        []*exec.Cmd // what Command returned: Cleanup kills those still running
+	tempVars       []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	netVars        []string    // the proxy's variables (NetworkProxied)
+	net            *wrapNet    // the proxy and bridge this wrap runs until Cleanup
+	fromCache      bool        // the runner was selected from the verdict cache, unprobed
 }
 
 // HeldEnv names the variables a launcher must not start with: those that

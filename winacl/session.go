@@ -103,10 +103,15 @@ func (m *Manager) Prepare(req Request) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	snap, err := m.takeSnapshot(pl)
+	if err != nil {
+		return nil, err
+	}
 	s, err := m.newSession(pl)
 	if err != nil {
 		return nil, err
 	}
+	s.snap = snap
 	s.Gaps = append(Gaps(), pl.Gaps...)
 	for _, p := range missing {
 		s.Gaps = append(s.Gaps, missingProtectedGap(p))
@@ -165,6 +170,29 @@ type Session struct {
 	m       *Manager
 	mu      sync.Mutex
 	cleaned bool
+	snap    *snapshot         // the protected paths as Prepare found them
+	checked bool              // CheckProtected ran
+	changes []ProtectedChange // what it found
+}
+
+// CheckProtected compares the protected paths with what Prepare recorded,
+// restores what is safe to restore and returns every change (see
+// ProtectedChange). Call it once the command exited; it runs once per
+// session (later calls, and Cleanup, return the first result). Deletes are
+// not confined on Windows, so this is how a deleted and recreated
+// .git\config is found and put back.
+func (s *Session) CheckProtected() []ProtectedChange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkLocked()
+}
+
+func (s *Session) checkLocked() []ProtectedChange {
+	if !s.checked {
+		s.checked = true
+		s.changes = s.m.check(s.snap)
+	}
+	return append([]ProtectedChange(nil), s.changes...)
 }
 
 // newSession creates the marker first, then the dir, then the ACE, so that a
@@ -262,7 +290,10 @@ func (s *Session) LauncherFailure() (reason string, failed bool, err error) {
 	return reason, failed, nil
 }
 
-// Cleanup removes the session's private temp dir (and with it the session
+// Cleanup checks the protected paths (CheckProtected, if not called yet;
+// changes are returned as an error matching ErrProtectedChanged until a
+// Cleanup succeeds),
+// then removes the session's private temp dir (and with it the session
 // ACE; it is revoked explicitly only if the removal fails), status file and
 // marker. The standing ACEs stay: they are what makes the next run
 // fast. If the dir cannot be removed the marker is kept, so a later
@@ -275,11 +306,12 @@ func (s *Session) Cleanup() error {
 	if s.cleaned {
 		return nil
 	}
+	changed := changesError(s.checkLocked())
 	if err := s.m.removeSession(s.Dir, nil); err != nil {
-		return err
+		return errors.Join(changed, err)
 	}
 	s.cleaned = true
-	return nil
+	return changed
 }
 
 // removeSession removes dir, then its status file, the leftovers named

@@ -186,3 +186,45 @@ func TestRealRun(t *testing.T) {
 		t.Errorf("write in the private temp dir: exit %d", code)
 	}
 }
+
+// Identify tells objects apart by file index: the same file twice is the
+// same identity, another file (or the file written anew by WriteFile, which
+// renames a new object over it) another one; a directory says so.
+func TestRealSystemIdentify(t *testing.T) {
+	sys := NewSystem()
+	base, err := Canonicalize(tempDir(t), sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := base+`\a`, base+`\b`
+	if err := os.WriteFile(a, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ia, err := sys.Identify(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ia2, _ := sys.Identify(a)
+	ib, _ := sys.Identify(b)
+	if ia != ia2 || ia.Dir || ia.Reparse {
+		t.Errorf("Identify(a) = %+v then %+v", ia, ia2)
+	}
+	if ia == ib {
+		t.Errorf("two files, one identity %+v", ia)
+	}
+	if err := sys.WriteFile(a, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if ia3, err := sys.Identify(a); err != nil || ia3.Index == ia.Index {
+		t.Errorf("a replaced by WriteFile keeps its identity: %+v %v", ia3, err)
+	}
+	if id, err := sys.Identify(base); err != nil || !id.Dir {
+		t.Errorf("Identify(dir) = %+v, %v", id, err)
+	}
+	if _, err := sys.Identify(base + `\missing`); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Identify(missing) = %v, want ErrNotExist", err)
+	}
+}
