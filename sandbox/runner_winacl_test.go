@@ -696,7 +696,12 @@ func (f fakeWin32) RestrictToken(winacl.Handle, []winacl.SID) (winacl.Handle, er
 func (f fakeWin32) SetDefaultDACL(winacl.Handle, []winacl.SID) error { return f.err("SetDefaultDACL") }
 func (f fakeWin32) CreateJob() (winacl.Handle, error)                { return 3, f.err("CreateJob") }
 func (f fakeWin32) SetKillOnClose(winacl.Handle) error               { return f.err("SetKillOnClose") }
-func (f fakeWin32) IsFile(p string) bool                             { return strings.EqualFold(p, `C:\Windows\System32\cmd.exe`) }
+func (f fakeWin32) SetUIRestrictions(winacl.Handle, uint32) error    { return f.err("SetUIRestrictions") }
+func (f fakeWin32) CreateDesktop(name string, _ []winacl.SID) (winacl.Handle, string, error) {
+	return 6, `WinSta0\` + name, f.err("CreateDesktop")
+}
+func (f fakeWin32) CloseDesktop(winacl.Handle) error { return nil }
+func (f fakeWin32) IsFile(p string) bool             { return strings.EqualFold(p, `C:\Windows\System32\cmd.exe`) }
 func (f fakeWin32) StartSuspended(winacl.Handle, winacl.ProcessStart) (winacl.Handle, winacl.Handle, error) {
 	return 4, 5, f.err("StartSuspended")
 }

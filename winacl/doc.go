@@ -125,6 +125,20 @@
 // Session.LauncherFailure reads it, and a provider treats exit 125 as a
 // runner failure only when it is there.
 //
+// # UI
+//
+// The command's job carries every JOBOBJECT_BASIC_UI_RESTRICTIONS limit
+// (UILimits: USER handles of processes outside the job, both clipboards,
+// system parameters, display settings, the global atom table and with it
+// DDE, desktops, ExitWindows), and the command runs on a private desktop
+// of its session (DesktopName) whose DACL grants the user, SYSTEM, the
+// session SID and the logon SID: its windows are not on the user's
+// desktop, and it cannot message, hook or read the user's windows there.
+// A token without a logon SID (SSH, service logons) runs without it among
+// the restricting SIDs; the desktop's grant of the session SID stands in.
+// A batch file (npm.cmd) runs through %SystemRoot%\System32\cmd.exe with
+// cmd's quoting (composeBatchCommandLine), not the C runtime's.
+//
 // # Limits
 //
 // Enforcement is always partial; Gaps lists what is not confined (objects

@@ -29,7 +29,7 @@ func Gaps() []Gap {
 		{"fs", "files on network shares are checked by the SMB server against the user's credentials, not the restricted token's restricting SIDs: the command can write wherever the user can on shares (UNC paths, mapped drives)"},
 		{"fs", "volumes without ACLs (FAT32, exFAT) are writable everywhere: there is no ACL to restrict"},
 		{"proc", "read access is not restricted: the command can read the memory and command lines of the user's other processes, including the agent that started it"},
-		{"ipc", "the desktop and the console are shared: the command can send window messages to the user's windows at the same integrity level"},
+		{"ipc", "the console is shared, and COM and RPC reach the user's processes: the private desktop and the job's UI limits keep the command from the user's windows, clipboard, DDE and atoms, but a running process outside the job (the shell, a browser) may still act for it over COM (Start-Process of a URL, for one, may open it in the user's browser)"},
 	}
 }
 
