@@ -122,6 +122,9 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 	}
 	spec.TempDir, w.TempDir = s.Dir, s.Dir
 	w.tempVars = []string{"TMP", "TEMP"}
+	// Network deny is a gap on Windows; the soft offline environment makes
+	// the clients that honour proxy variables and GIT_SSH_COMMAND fail fast.
+	w.netVars = s.OfflineEnv()
 	r.st.mu.Lock()
 	r.st.pending[w] = s
 	r.st.mu.Unlock()

@@ -886,3 +886,51 @@ func TestWinACLProtectedChangeInOutcome(t *testing.T) {
 		t.Errorf("the other wrap, which finds config restored (same content, deny in place), reports %v", err)
 	}
 }
+
+// Network deny is a gap on Windows, and the wrap sets the soft offline
+// environment: proxy variables at a dead local port, git's ssh at a stub
+// that fails. With network allowed it sets nothing.
+func TestWinACLOfflineEnvironment(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		f := newWinFake(`C:\src`, `C:\src\proj`)
+		r := winRunner(f)
+		w := &Wrapped{}
+		spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: allow}
+		if err := prepareTemp(r, &spec, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.wrap(spec, w); err != nil {
+			t.Fatal(err)
+		}
+		env := strings.Join(w.netVars, "\n")
+		stub := w.TempDir + ".nossh.cmd"
+		if allow {
+			if len(w.netVars) != 0 || f.exists(stub) {
+				t.Errorf("network allowed, yet %q (stub %v)", env, f.exists(stub))
+			}
+		} else {
+			for _, want := range []string{"HTTPS_PROXY=http://127.0.0.1:9", "http_proxy=http://127.0.0.1:9", "NO_PROXY=",
+				`GIT_SSH_COMMAND="` + strings.ReplaceAll(stub, `\`, "/") + `"`} {
+				if !strings.Contains("\n"+env+"\n", "\n"+want+"\n") {
+					t.Errorf("offline env lacks %q:\n%s", want, env)
+				}
+			}
+			if !f.exists(stub) {
+				t.Error("no ssh stub")
+			}
+			var gap bool
+			for _, g := range w.Gaps {
+				gap = gap || g.Area == "net" && strings.Contains(g.Reason, "dead local port")
+			}
+			if !gap {
+				t.Errorf("network deny not reported as a gap: %v", w.Gaps)
+			}
+		}
+		if err := w.Cleanup(); err != nil {
+			t.Fatal(err)
+		}
+		if f.exists(stub) {
+			t.Error("Cleanup left the stub")
+		}
+	}
+}

@@ -45,7 +45,8 @@ type Wrapped struct {
 	// back. It is left out of JSON: it may hold the caller's secrets.
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, the
-	// proxy's variables under NetworkProxied, and the wrap's token, which
+	// proxy's variables under NetworkProxied, winacl's soft offline
+	// environment under a network deny, and the wrap's token, which
 	// the launcher reads and removes), for a
 	// consumer that spawns Path and Args from the JSON with an environment
 	// of its own. It holds the token: do not let the command read it.

@@ -39,7 +39,7 @@ func Gaps() []Gap {
 var deleteGap = Gap{"fs", "deletes and renames are not confined: Windows checks a write-restricted token's restricting SIDs for write rights only, so DELETE and the parent's FILE_DELETE_CHILD follow the user's own rights; the command can delete or rename files outside the writable roots, and delete a protected file (.git\\config) and create a new one (protected files are checked and restored after the command)"}
 
 // networkGap: network deny cannot be enforced without administrator rights.
-var networkGap = Gap{"net", "network is not confined: blocking it needs a firewall rule or a WFP filter (or an AppContainer, which would also take away reads), and the first two need administrator rights"}
+var networkGap = Gap{"net", "network is not confined: blocking it needs a firewall rule or a WFP filter (or an AppContainer, which would also take away reads), and the first two need administrator rights; the proxy variables point at a dead local port and git's ssh at a failing stub, which stops only clients that honour them"}
 
 // denyReadGap reports DenyRead paths, which a write-restricted token cannot
 // enforce: it checks its restricting SIDs for write access only.

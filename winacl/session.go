@@ -17,8 +17,9 @@ import (
 
 // File name suffixes beside a session dir `<SessionRoot>\<id>`.
 const (
-	markerSuffix = ".session" // owner marker: who created the session
-	statusSuffix = ".status"  // launcher status: written on a launcher failure
+	markerSuffix  = ".session"   // owner marker: who created the session
+	statusSuffix  = ".status"    // launcher status: written on a launcher failure
+	sshStubSuffix = ".nossh.cmd" // the failing ssh of the soft offline environment
 )
 
 // sessionIDLen is the length of a session id in hex characters (128 bits).
@@ -170,6 +171,7 @@ type Session struct {
 	m       *Manager
 	mu      sync.Mutex
 	cleaned bool
+	offline bool              // network denied: the ssh stub exists
 	snap    *snapshot         // the protected paths as Prepare found them
 	checked bool              // CheckProtected ran
 	changes []ProtectedChange // what it found
@@ -217,7 +219,53 @@ func (m *Manager) newSession(pl *Plan) (*Session, error) {
 	if err := m.sys.AddACE(dir, ACE{SID: s.SID, Access: AccessModify, Inherit: true}); err != nil {
 		return nil, errors.Join(fmt.Errorf("winacl: grant session SID on %s: %w", dir, err), m.removeSession(dir, nil))
 	}
+	if !pl.AllowNetwork {
+		// Beside the dir, in the private session root: the command can run
+		// the stub but not rewrite it.
+		if err := m.sys.WriteFile(dir+sshStubSuffix, []byte(sshStub)); err != nil {
+			return nil, errors.Join(fmt.Errorf("winacl: write %s: %w", dir+sshStubSuffix, err), m.removeSession(dir, nil))
+		}
+		s.offline = true
+	}
 	return s, nil
+}
+
+// offlineProxy is a proxy nothing listens on: the discard port of the
+// loopback address, which Windows does not serve.
+const offlineProxy = "http://127.0.0.1:9"
+
+// sshStub is the batch file GIT_SSH_COMMAND names: it fails every ssh.
+const sshStub = "@echo sandbox-local: network access is disabled for this command (ssh refused) 1>&2\r\n@exit /b 255\r\n"
+
+// OfflineEnv returns the soft offline environment of a session whose
+// policy denies network, nil otherwise: every proxy variable (both cases,
+// npm's too) at a local port nothing listens on, NO_PROXY emptied so no
+// host bypasses it, and GIT_SSH_COMMAND at a stub that fails. Clients that
+// honour them fail fast instead of reaching the network; anything that
+// ignores them (raw sockets, a client with its own settings) is not
+// stopped: the network stays a gap.
+func (s *Session) OfflineEnv() []string {
+	if !s.offline {
+		return nil
+	}
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "http_proxy", "https_proxy", "all_proxy", "ftp_proxy",
+		"npm_config_proxy", "npm_config_https_proxy"} {
+		env = append(env, k+"="+offlineProxy)
+	}
+	env = append(env, "NO_PROXY=", "no_proxy=")
+	// Git runs GIT_SSH_COMMAND through its shell: a quoted path with
+	// forward slashes survives spaces in the temp root.
+	return append(env, `GIT_SSH_COMMAND="`+strings.ReplaceAll(s.SSHStub(), `\`, "/")+`"`)
+}
+
+// SSHStub returns the failing ssh stub of an offline session ("" when the
+// network is allowed).
+func (s *Session) SSHStub() string {
+	if !s.offline {
+		return ""
+	}
+	return s.Dir + sshStubSuffix
 }
 
 func (m *Manager) marker(pl *Plan) []byte {
@@ -332,7 +380,7 @@ func (m *Manager) removeSession(dir string, extra []string) error {
 		return errors.Join(errs...)
 	}
 	var errs []error
-	for _, f := range append(append([]string{statusFile(dir)}, extra...), dir+markerSuffix) {
+	for _, f := range append(append([]string{statusFile(dir), dir + sshStubSuffix}, extra...), dir+markerSuffix) {
 		if err := m.sys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("winacl: remove %s: %w", f, err))
 		}

@@ -94,6 +94,7 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 		"WriteFile " + s.Dir + ".session",
 		"MkdirPrivate " + s.Dir,
 		"AddACE " + s.Dir,
+		"WriteFile " + s.Dir + ".nossh.cmd", // network denied: the failing ssh stub
 	}
 	if strings.Join(order, "\n") != strings.Join(want, "\n") {
 		t.Errorf("mutations:\n%s\nwant:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
@@ -489,4 +490,48 @@ func TestGapsAlwaysPartial(t *testing.T) {
 		}
 	}
 	_ = s.Cleanup()
+}
+
+// Network deny cannot be enforced; the session's soft offline environment
+// points every proxy variable at a dead local port and git's ssh at a stub
+// that fails, kept where the command cannot rewrite it, and gone with the
+// session.
+func TestOfflineEnvironment(t *testing.T) {
+	f := newFakeSystem(testTemp)
+	f.mkdirAll(testWS)
+	m := newTestManager(t, f)
+	s, err := m.Prepare(Request{WriteRoots: []string{testWS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := s.Dir + ".nossh.cmd"
+	if s.SSHStub() != stub || Within(stub, s.Dir) {
+		t.Fatalf("stub %q: want it beside the session dir, outside what the command can write", s.SSHStub())
+	}
+	if b, err := f.ReadFile(stub); err != nil || !strings.Contains(string(b), "exit /b 255") {
+		t.Errorf("stub %q, %v", b, err)
+	}
+	env := strings.Join(s.OfflineEnv(), "\n")
+	for _, want := range []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9",
+		"http_proxy=http://127.0.0.1:9", "https_proxy=http://127.0.0.1:9", "npm_config_https_proxy=http://127.0.0.1:9",
+		"NO_PROXY=", "no_proxy=", `GIT_SSH_COMMAND="` + strings.ReplaceAll(stub, `\`, "/") + `"`} {
+		if !strings.Contains("\n"+env+"\n", "\n"+want+"\n") {
+			t.Errorf("offline env lacks %q:\n%s", want, env)
+		}
+	}
+	if err := s.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if f.exists(stub) {
+		t.Error("Cleanup left the ssh stub")
+	}
+	// Positive control: network allowed, no stub, no variables.
+	s2, err := m.Prepare(Request{WriteRoots: []string{testWS}, AllowNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.OfflineEnv() != nil || s2.SSHStub() != "" || f.exists(s2.Dir+".nossh.cmd") {
+		t.Errorf("network allowed, yet offline env %v", s2.OfflineEnv())
+	}
+	_ = s2.Cleanup()
 }
