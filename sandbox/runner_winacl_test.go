@@ -701,6 +701,7 @@ func (f fakeWin32) CreateDesktop(name string, _ []winacl.SID) (winacl.Handle, st
 	return 6, `WinSta0\` + name, f.err("CreateDesktop")
 }
 func (f fakeWin32) CloseDesktop(winacl.Handle) error { return nil }
+func (f fakeWin32) InteractiveWindowStation() bool   { return true }
 func (f fakeWin32) IsFile(p string) bool             { return strings.EqualFold(p, `C:\Windows\System32\cmd.exe`) }
 func (f fakeWin32) StartSuspended(winacl.Handle, winacl.ProcessStart) (winacl.Handle, winacl.Handle, error) {
 	return 4, 5, f.err("StartSuspended")

@@ -184,6 +184,10 @@ type Win32 interface {
 	CreateDesktop(name string, sids []SID) (desktop Handle, full string, err error)
 	// CloseDesktop closes a desktop CreateDesktop returned.
 	CloseDesktop(desktop Handle) error
+	// InteractiveWindowStation reports whether the launcher's window
+	// station is visible (WSF_VISIBLE: WinSta0 of a logged-on user), as
+	// opposed to the hidden one of a service or an SSH logon in session 0.
+	InteractiveWindowStation() bool
 	// IsFile reports whether path is an existing regular file.
 	IsFile(path string) bool
 	// StartSuspended creates the process with token, suspended, inheriting
@@ -328,7 +332,14 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 		deskSIDs = append(deskSIDs, logon)
 	}
 	desk, deskName, err := w.CreateDesktop(DesktopName(spec.SessionSID), deskSIDs)
-	if err != nil {
+	switch {
+	case err == nil:
+	case !w.InteractiveWindowStation():
+		// A hidden window station (a service, SSH in session 0) shows no
+		// user's desktop to protect, and may refuse new desktops: the
+		// command runs on the inherited one, under the job's UI limits.
+		desk, deskName = 0, ""
+	default:
 		return fail("create private desktop", err)
 	}
 

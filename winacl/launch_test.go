@@ -26,6 +26,7 @@ type fakeWin32 struct {
 	killed   bool
 	resumed  bool
 	noLogon  bool   // TokenIdentity finds no logon SID
+	hidden   bool   // the window station is not interactive
 	uiLimits uint32 // SetUIRestrictions
 	desktop  string // CreateDesktop's name
 	deskSIDs []SID  // CreateDesktop's DACL
@@ -83,6 +84,8 @@ func (w *fakeWin32) CreateDesktop(name string, sids []SID) (Handle, string, erro
 	w.desktop, w.deskSIDs, w.deskOpen = name, sids, true
 	return w.handle("desktop"), `WinSta0\` + name, nil
 }
+
+func (w *fakeWin32) InteractiveWindowStation() bool { return !w.hidden }
 
 func (w *fakeWin32) CloseDesktop(h Handle) error {
 	if w.open[h] != "desktop" {
@@ -623,5 +626,24 @@ func TestComposeBatchCommandLine(t *testing.T) {
 		if _, err := composeBatchCommandLine(script, nil); !errors.Is(err, errBatchArg) {
 			t.Errorf("script %q: err %v, want errBatchArg", script, err)
 		}
+	}
+}
+
+// A hidden window station (a service, SSH in session 0) may refuse new
+// desktops and shows no user's desktop: there the command runs on the
+// inherited desktop, still under the job's UI limits. On an interactive
+// one a desktop that cannot be made is a launcher failure (TestRunFailures).
+func TestRunHiddenWindowStationWithoutDesktop(t *testing.T) {
+	w := newFakeWin32()
+	w.hidden, w.noLogon, w.failStep = true, true, "CreateDesktop"
+	code, err := RunWith(w, testSpec(t), &bytes.Buffer{})
+	if err != nil || code != 0 || !w.resumed {
+		t.Fatalf("RunWith = %d, %v (resumed %v)", code, err, w.resumed)
+	}
+	if w.started.Desktop != "" || w.uiLimits != UILimits {
+		t.Errorf("desktop %q, UI limits %#x", w.started.Desktop, w.uiLimits)
+	}
+	if len(w.open) != 0 || w.index("CloseDesktop") >= 0 {
+		t.Errorf("open %v, calls %v", w.open, w.calls)
 	}
 }

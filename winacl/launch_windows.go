@@ -231,6 +231,33 @@ func (realWin32) CreateDesktop(name string, sids []SID) (Handle, string, error) 
 	return Handle(h), windows.UTF16ToString(buf) + `\` + name, nil
 }
 
+// userObjectFlags is USEROBJECTFLAGS; wsfVisible is WSF_VISIBLE, uoiFlags
+// UOI_FLAGS.
+type userObjectFlags struct {
+	Inherit  int32
+	Reserved int32
+	Flags    uint32
+}
+
+const (
+	uoiFlags   = 1
+	wsfVisible = 0x1
+)
+
+func (realWin32) InteractiveWindowStation() bool {
+	ws, _, _ := procGetProcessWindowStation.Call()
+	if ws == 0 {
+		return true // cannot tell: keep the private desktop mandatory
+	}
+	var f userObjectFlags
+	var need uint32
+	if r, _, _ := procGetUserObjectInformationW.Call(ws, uoiFlags, uintptr(unsafe.Pointer(&f)),
+		unsafe.Sizeof(f), uintptr(unsafe.Pointer(&need))); r == 0 {
+		return true
+	}
+	return f.Flags&wsfVisible != 0
+}
+
 func (realWin32) CloseDesktop(desktop Handle) error {
 	if r, _, e1 := procCloseDesktop.Call(uintptr(desktop)); r == 0 {
 		return fmt.Errorf("CloseDesktop: %w", e1)

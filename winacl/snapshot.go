@@ -16,8 +16,10 @@ import (
 // and content and the session checks them once the command exited: what
 // changed is reported (ErrProtectedChanged, Session.ProtectedChanges) and
 // restored where that is safe. This is detection after the fact, not
-// confinement: a hook the command planted and ran within the same run, or
-// a change the user's own git made meanwhile, is beyond it.
+// confinement: a hook or config the command planted and used within the
+// same run has done its work by then. A change the user's own git made to
+// a protected file while the command ran cannot be told from the
+// command's: it is reverted too, and reported.
 
 // Bounds of one session's snapshot: the protected paths are small (hooks,
 // config, commondir), and a bound keeps a huge protected tree from making
