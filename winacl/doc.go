@@ -22,9 +22,12 @@
 //		AllowNetwork:     allow,                          // deny is reported as a gap
 //	})
 //	// launcher argv: s.WriteRoots[i].Path, s.Dir; environment: s.Env(base)
+//	// plus s.OfflineEnv() (network denied: proxies at a dead port, no ssh)
 //	// report: Enforcement partial, Gaps s.Gaps
 //	// classify: exit 125 is a runner failure only if s.LauncherFailure() says so
-//	defer s.Cleanup() // revokes the session ACE, removes the dir; standing ACEs stay
+//	// after the run: s.CheckProtected() (what the command changed in the
+//	// protected paths, restored where safe; deletes are not confined)
+//	defer s.Cleanup() // removes the dir and with it the session ACE; standing ACEs stay
 //
 // # The launcher
 //
