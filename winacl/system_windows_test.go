@@ -228,3 +228,43 @@ func TestRealSystemIdentify(t *testing.T) {
 		t.Errorf("Identify(missing) = %v, want ErrNotExist", err)
 	}
 }
+
+// The protected-path check on the real file system: a .git\config deleted
+// and written anew (what a confined command can do, since deletes are not
+// confined) is found by its new file index and restored with its content.
+func TestRealProtectedRestore(t *testing.T) {
+	sys := NewSystem()
+	ws, err := Canonicalize(tempDir(t), sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := ws + `\.git\config`
+	if err := os.MkdirAll(ws+`\.git`, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("[core]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(Config{System: sys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Prepare(Request{WriteRoots: []string{ws}, ReadOnlySubpaths: []string{".git/config"}, AllowNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Cleanup() }()
+	if err := os.Remove(config); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("[core]\n\thooksPath = C:/evil\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := s.CheckProtected()
+	if len(cs) != 1 || cs[0].Path != config || !cs[0].Restored || (cs[0].Change != ChangeReplaced && cs[0].Change != ChangeModified) {
+		t.Fatalf("changes %+v", cs)
+	}
+	if b, err := os.ReadFile(config); err != nil || string(b) != "[core]\n" {
+		t.Errorf("config %q, %v: not restored", b, err)
+	}
+}
