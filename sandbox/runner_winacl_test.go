@@ -851,6 +851,13 @@ func TestWinACLProtectedChangeInOutcome(t *testing.T) {
 	if err := r.wrap(spec, w); err != nil {
 		t.Fatal(err)
 	}
+	var gap bool
+	for _, g := range w.Gaps {
+		gap = gap || g.Area == "fs" && strings.HasPrefix(g.Reason, "deletes and renames are not confined")
+	}
+	if !gap {
+		t.Errorf("the wrap does not report that deletes are not confined: %v", w.Gaps)
+	}
 	// Positive control: nothing changed yet.
 	if got := (&Wrapped{checkProtected: w.checkProtected}).Classify(0, nil).ProtectedChanged; len(got) != 0 {
 		t.Fatalf("changes before any: %v", got)
