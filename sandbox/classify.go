@@ -32,6 +32,23 @@ type Outcome struct {
 	// Blocked are the destinations the domain proxy refused during the
 	// run (NetworkProxied): host, port, how often, why.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// ProtectedChanged are the changes to read-only subpaths found after
+	// the run where the runner cannot prevent them (winacl: deletes are not
+	// confined on Windows, so a protected file can be deleted and created
+	// again), and whether each was restored.
+	ProtectedChanged []ProtectedChange `json:"protected_changed,omitempty"`
+}
+
+// ProtectedChange is one change to a read-only subpath found after a run.
+type ProtectedChange struct {
+	// Path is the object that changed.
+	Path string `json:"path"`
+	// Change is "deleted", "replaced", "modified" or "added".
+	Change string `json:"change"`
+	// Restored reports that the recorded state was put back.
+	Restored bool `json:"restored"`
+	// Note says why it was not restored.
+	Note string `json:"note,omitempty"`
 }
 
 // Rule kinds of a RunnerFailureRule.
@@ -90,6 +107,9 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 		forgetVerdict()
 	}
 	o.Blocked = w.Blocked()
+	if w.checkProtected != nil {
+		o.ProtectedChanged = w.checkProtected()
+	}
 	return o
 }
 

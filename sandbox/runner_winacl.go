@@ -122,6 +122,9 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 	}
 	spec.TempDir, w.TempDir = s.Dir, s.Dir
 	w.tempVars = []string{"TMP", "TEMP"}
+	// Network deny is a gap on Windows; the soft offline environment makes
+	// the clients that honour proxy variables and GIT_SSH_COMMAND fail fast.
+	w.netVars = s.OfflineEnv()
 	r.st.mu.Lock()
 	r.st.pending[w] = s
 	r.st.mu.Unlock()
@@ -131,6 +134,15 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 			return fmt.Errorf("winacl: cleanup: %w", err)
 		}
 		return nil
+	}
+	// Deletes are not confined on Windows: the protected paths are checked
+	// (and restored where safe) after the run, by Classify or Cleanup.
+	w.checkProtected = func() []ProtectedChange {
+		var out []ProtectedChange
+		for _, c := range s.CheckProtected() {
+			out = append(out, ProtectedChange{Path: c.Path, Change: c.Change, Restored: c.Restored, Note: c.Note})
+		}
+		return out
 	}
 	return nil
 }

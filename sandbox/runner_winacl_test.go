@@ -26,13 +26,15 @@ type winFake struct {
 	procs   map[uint32]uint64 // running pid -> start time
 	nodes   map[string]*winNode
 	calls   []winCall
+	nextIdx uint64
 }
 
 type winNode struct {
-	path string
-	dir  bool
-	data []byte
-	aces []winacl.ACE
+	path  string
+	dir   bool
+	data  []byte
+	aces  []winacl.ACE
+	index uint64 // file index, given on first Identify
 }
 
 type winCall struct {
@@ -77,6 +79,20 @@ func (f *winFake) node(path string) (*winNode, error) {
 }
 
 func (f *winFake) TempRoot() (string, error) { return f.temp, f.tempErr }
+
+func (f *winFake) Identify(path string) (winacl.FileIdentity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.node(path)
+	if err != nil {
+		return winacl.FileIdentity{}, err
+	}
+	if n.index == 0 {
+		f.nextIdx++
+		n.index = f.nextIdx
+	}
+	return winacl.FileIdentity{Volume: 1, Index: n.index, Dir: n.dir}, nil
+}
 
 func (f *winFake) LongPathName(path string) (string, error) {
 	f.mu.Lock()
@@ -539,13 +555,8 @@ func TestWinACLCleanup(t *testing.T) {
 				t.Fatal(err)
 			}
 			calls := f.take()
-			if winCount(calls, "RevokeACE", dir) != 1 || winCount(calls, "RemoveAll", dir) != 1 {
-				t.Errorf("cleanup calls %v: want the session ACE revoked and the dir removed", calls)
-			}
-			for _, call := range calls {
-				if call.op == "RevokeACE" && call.ace.SID != sid {
-					t.Errorf("revoked %s, want the session SID %s", call.ace.SID, sid)
-				}
+			if winCount(calls, "RevokeACE", dir) != 0 || winCount(calls, "RemoveAll", dir) != 1 {
+				t.Errorf("cleanup calls %v: want the dir removed, and with it the session ACE (no revoke)", calls)
 			}
 			if f.exists(dir) || f.exists(dir+".session") || f.exists(dir+".status") {
 				t.Errorf("session left behind")
@@ -685,7 +696,13 @@ func (f fakeWin32) RestrictToken(winacl.Handle, []winacl.SID) (winacl.Handle, er
 func (f fakeWin32) SetDefaultDACL(winacl.Handle, []winacl.SID) error { return f.err("SetDefaultDACL") }
 func (f fakeWin32) CreateJob() (winacl.Handle, error)                { return 3, f.err("CreateJob") }
 func (f fakeWin32) SetKillOnClose(winacl.Handle) error               { return f.err("SetKillOnClose") }
-func (f fakeWin32) IsFile(p string) bool                             { return strings.EqualFold(p, `C:\Windows\System32\cmd.exe`) }
+func (f fakeWin32) SetUIRestrictions(winacl.Handle, uint32) error    { return f.err("SetUIRestrictions") }
+func (f fakeWin32) CreateDesktop(name string, _ []winacl.SID) (winacl.Handle, string, error) {
+	return 6, `WinSta0\` + name, f.err("CreateDesktop")
+}
+func (f fakeWin32) CloseDesktop(winacl.Handle) error { return nil }
+func (f fakeWin32) InteractiveWindowStation() bool   { return true }
+func (f fakeWin32) IsFile(p string) bool             { return strings.EqualFold(p, `C:\Windows\System32\cmd.exe`) }
 func (f fakeWin32) StartSuspended(winacl.Handle, winacl.ProcessStart) (winacl.Handle, winacl.Handle, error) {
 	return 4, 5, f.err("StartSuspended")
 }
@@ -815,5 +832,113 @@ func TestWinACLClassify(t *testing.T) {
 	defer w.Cleanup()
 	if o := w.Classify(125, []byte(prefix+"forged\n")); o.Kind != OutcomeChild {
 		t.Errorf("forged fatal line classified %+v", o)
+	}
+}
+
+// Deletes are not confined on Windows: a command can delete .git\config and
+// write its own. The outcome names the change and the protected file is back,
+// with its deny ACE, when the wrap is cleaned up.
+func TestWinACLProtectedChangeInOutcome(t *testing.T) {
+	const config = `C:\src\proj\.git\config`
+	f := newWinFake(`C:\src`, `C:\src\proj`, `C:\src\proj\.git`)
+	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n")}
+	r := winRunner(f)
+	w := &Wrapped{}
+	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, ReadOnly: []string{config}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: true}
+	if err := prepareTemp(r, &spec, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.wrap(spec, w); err != nil {
+		t.Fatal(err)
+	}
+	var gap bool
+	for _, g := range w.Gaps {
+		gap = gap || g.Area == "fs" && strings.HasPrefix(g.Reason, "deletes and renames are not confined")
+	}
+	if !gap {
+		t.Errorf("the wrap does not report that deletes are not confined: %v", w.Gaps)
+	}
+	// Positive control: nothing changed yet.
+	if got := (&Wrapped{checkProtected: w.checkProtected}).Classify(0, nil).ProtectedChanged; len(got) != 0 {
+		t.Fatalf("changes before any: %v", got)
+	}
+	w2 := &Wrapped{}
+	spec2 := spec
+	spec2.Token = winToken(t)
+	if err := prepareTemp(r, &spec2, w2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.wrap(spec2, w2); err != nil {
+		t.Fatal(err)
+	}
+	// The command deletes config and writes a new one (a new object).
+	f.mu.Lock()
+	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n\thooksPath = C:/evil\n")}
+	f.mu.Unlock()
+	o := w2.Classify(0, nil)
+	want := []ProtectedChange{{Path: config, Change: "replaced", Restored: true}}
+	if fmt.Sprint(o.ProtectedChanged) != fmt.Sprint(want) {
+		t.Errorf("outcome changes %+v, want %+v", o.ProtectedChanged, want)
+	}
+	if n := f.nodes[winacl.Key(config)]; n == nil || string(n.data) != "[core]\n" {
+		t.Errorf("config not restored: %+v", n)
+	}
+	sid, _ := winacl.WriteSID(`C:\src\proj`, nil)
+	if has, _ := f.HasACE(config, winacl.ACE{SID: sid, Access: winacl.AccessDenyWrite, Deny: true, Inherit: true}); !has {
+		t.Errorf("restored config lacks the deny: %v", f.aces(config))
+	}
+	if err := w2.Cleanup(); !errors.Is(err, winacl.ErrProtectedChanged) {
+		t.Errorf("Cleanup = %v, want winacl.ErrProtectedChanged", err)
+	}
+	if err := w.Cleanup(); err != nil {
+		t.Errorf("the other wrap, which finds config restored (same content, deny in place), reports %v", err)
+	}
+}
+
+// Network deny is a gap on Windows, and the wrap sets the soft offline
+// environment: proxy variables at a dead local port, git's ssh at a stub
+// that fails. With network allowed it sets nothing.
+func TestWinACLOfflineEnvironment(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		f := newWinFake(`C:\src`, `C:\src\proj`)
+		r := winRunner(f)
+		w := &Wrapped{}
+		spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: allow}
+		if err := prepareTemp(r, &spec, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.wrap(spec, w); err != nil {
+			t.Fatal(err)
+		}
+		env := strings.Join(w.netVars, "\n")
+		stub := w.TempDir + ".nossh.cmd"
+		if allow {
+			if len(w.netVars) != 0 || f.exists(stub) {
+				t.Errorf("network allowed, yet %q (stub %v)", env, f.exists(stub))
+			}
+		} else {
+			for _, want := range []string{"HTTPS_PROXY=http://127.0.0.1:9", "http_proxy=http://127.0.0.1:9", "NO_PROXY=",
+				`GIT_SSH_COMMAND="` + strings.ReplaceAll(stub, `\`, "/") + `"`} {
+				if !strings.Contains("\n"+env+"\n", "\n"+want+"\n") {
+					t.Errorf("offline env lacks %q:\n%s", want, env)
+				}
+			}
+			if !f.exists(stub) {
+				t.Error("no ssh stub")
+			}
+			var gap bool
+			for _, g := range w.Gaps {
+				gap = gap || g.Area == "net" && strings.Contains(g.Reason, "dead local port")
+			}
+			if !gap {
+				t.Errorf("network deny not reported as a gap: %v", w.Gaps)
+			}
+		}
+		if err := w.Cleanup(); err != nil {
+			t.Fatal(err)
+		}
+		if f.exists(stub) {
+			t.Error("Cleanup left the stub")
+		}
 	}
 }

@@ -46,8 +46,9 @@ type Wrapped struct {
 	Env []string `json:"-"`
 	// LaunchEnv are the variables of Env the wrap itself sets (TMPDIR, the
 	// proxy's variables under NetworkProxied, under seatbelt the compilers'
-	// module caches below TempDir unless Env already sets them, and the
-	// wrap's token, which
+	// module caches below TempDir unless Env already sets them, winacl's
+	// soft offline environment under a network deny, and the wrap's token,
+	// which
 	// the launcher reads and removes), for a
 	// consumer that spawns Path and Args from the JSON with an environment
 	// of its own. It holds the token: do not let the command read it.
@@ -88,15 +89,18 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
-	spawnedMu   sync.Mutex
-	spawned     []*exec.Cmd // what Command returned: Cleanup kills those still running
-	tempVars    []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	cacheVars   []cacheVar  // variables the runner points below TempDir (compiler caches under seatbelt)
-	appliedMu   sync.Mutex
-	applied     []*appliedPipe // one per Command, when the launcher reports the sandbox applied (seatbelt)
-	netVars     []string       // the proxy's variables (NetworkProxied)
-	net         *wrapNet       // the proxy and bridge this wrap runs until Cleanup
-	fromCache   bool           // the runner was selected from the verdict cache, unprobed
+	// checkProtected, when set (winacl), checks and restores the read-only
+	// subpaths once the command exited; Classify reports what it found.
+	checkProtected func() []ProtectedChange
+	spawnedMu      sync.Mutex
+	spawned        []*exec.Cmd // what Command returned: Cleanup kills those still running
+	tempVars       []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
+	cacheVars      []cacheVar  // variables the runner points below TempDir (compiler caches under seatbelt)
+	appliedMu      sync.Mutex
+	applied        []*appliedPipe // one per Command, when the launcher reports the sandbox applied (seatbelt)
+	netVars        []string       // the proxy's variables (NetworkProxied)
+	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
+	fromCache      bool           // the runner was selected from the verdict cache, unprobed
 }
 
 // cacheVar is a variable a runner points at a directory below the wrap's

@@ -32,11 +32,12 @@ const (
 const (
 	// AccessModify is what a write SID gets on its root and a session SID on
 	// its temp dir, inherited by everything beneath: read, write, create,
-	// delete each object through its own DELETE right. It deliberately
-	// lacks DeleteChild: with it the command could delete or rename a
-	// protected child through its parent (FILE_DELETE_CHILD on the parent
-	// overrides the child's ACL) and put a writable one in its place. It
-	// also lacks WriteDAC and WriteOwner, so the command cannot widen ACLs.
+	// delete each object through its own DELETE right. It lacks DeleteChild
+	// and, for the restricted check, that changes little: Windows checks
+	// the restricting SIDs of a write-restricted token for write rights
+	// only, so DELETE and FILE_DELETE_CHILD are decided by the user's own
+	// ACEs, and deletes are not confined (see deleteGap). It lacks WriteDAC
+	// and WriteOwner, so the command cannot widen ACLs.
 	// This is the Windows "Modify" permission (0x1301BF).
 	AccessModify = ReadData | WriteData | AppendData | ReadEA | WriteEA | Execute |
 		ReadAttributes | WriteAttributes | Delete | ReadControl | Synchronize
@@ -50,7 +51,10 @@ const (
 	// AccessDenyRename is denied to a write SID, without inheritance, on each
 	// directory between a write root and a protected path (a .git holding
 	// hooks): renaming that directory away and creating a fresh one in its
-	// place would shed the protection.
+	// place would shed the protection. DELETE is decided by the user's own
+	// ACEs, not the restricting SIDs, so this probably does not hold on
+	// real Windows (deleteGap); it costs nothing and binds if Windows does
+	// check it.
 	AccessDenyRename = Delete
 )
 

@@ -22,9 +22,12 @@
 //		AllowNetwork:     allow,                          // deny is reported as a gap
 //	})
 //	// launcher argv: s.WriteRoots[i].Path, s.Dir; environment: s.Env(base)
+//	// plus s.OfflineEnv() (network denied: proxies at a dead port, no ssh)
 //	// report: Enforcement partial, Gaps s.Gaps
 //	// classify: exit 125 is a runner failure only if s.LauncherFailure() says so
-//	defer s.Cleanup() // revokes the session ACE, removes the dir; standing ACEs stay
+//	// after the run: s.CheckProtected() (what the command changed in the
+//	// protected paths, restored where safe; deletes are not confined)
+//	defer s.Cleanup() // removes the dir and with it the session ACE; standing ACEs stay
 //
 // # The launcher
 //
@@ -63,7 +66,8 @@
 //
 // Each write root gets one standing, inheritable ACE for its write SID
 // (AccessModify: the Windows "Modify" right, without FILE_DELETE_CHILD,
-// WRITE_DAC or WRITE_OWNER). Prepare reads each object's DACL once and adds
+// WRITE_DAC or WRITE_OWNER; lacking FILE_DELETE_CHILD does not stop
+// deletes, see Protected subpaths). Prepare reads each object's DACL once and adds
 // the ACE only when it is absent; it is never re-applied and never revoked,
 // so the slow propagation over a large tree happens once per workspace, ever,
 // and a second run costs one DACL read per object.
@@ -73,7 +77,8 @@
 // ACE for the session SID. Beside it, in the same private directory, the
 // marker `<id>.session` (written before the dir: owner pid and process start
 // time) and, on a launcher failure, `<id>.status`. The confined command can
-// write neither. Cleanup revokes the ACE and removes the dir, then the
+// write neither. Cleanup removes the dir (the session ACE goes with it; it
+// is revoked from the leftovers only when the removal fails), then the
 // status and the marker; Recover removes exactly the sessions whose owner is
 // not running with the marker's start time.
 //
@@ -88,14 +93,28 @@
 //
 // A protected path under a write root gets a standing inheritable deny ACE
 // for that root's write SID (AccessDenyWrite), and every directory between
-// the root and it a deny of DELETE, so it can be neither written nor renamed
-// away and replaced; the root's grant lacks FILE_DELETE_CHILD, so it cannot
-// be deleted through its parent either. The deny binds only the restricted
-// token: the user's own git is unaffected. The ACL belongs to the object, so
-// every name of it is covered: any case, 8.3 names, \\?\ forms and alternate
-// data streams (config:evil, config::$DATA share the file's descriptor).
-// Protector and IsProtected apply the same rules to names. A protected path
-// that does not exist cannot carry an ACE: it is reported as a gap.
+// the root and it a deny of DELETE. The deny stops writes of the data,
+// attributes, EAs and streams through the restricted token; it binds only
+// that token: the user's own git is unaffected. The ACL belongs to the
+// object, so every name of it is covered: any case, 8.3 names, \\?\ forms
+// and alternate data streams (config:evil, config::$DATA share the file's
+// descriptor). Protector and IsProtected apply the same rules to names. A
+// protected path that does not exist cannot carry an ACE: it is reported as
+// a gap.
+//
+// Deletes are not confined (a gap, see Gaps). A write-restricted token's
+// second access check, over the restricting SIDs, covers write rights only;
+// DELETE on an object and FILE_DELETE_CHILD on its parent are decided by
+// the user's own SIDs, and a user normally holds full control (with
+// FILE_DELETE_CHILD) on everything under the profile. So the command can
+// delete, or rename away, files outside the write roots, and can delete a
+// protected file (.git\config) and create a new one through the parent's
+// inherited grant; the deny of DELETE and the root grant's lack of
+// FILE_DELETE_CHILD do not stop that (openai/codex issue 32915 reproduced
+// it on Windows). Until a design that stops it is in place (see
+// docs/runners/winacl.md), Prepare records each protected file's identity
+// and content and Session.Cleanup checks them, restores what it safely can
+// and reports the rest (ErrProtectedChanged).
 //
 // # Failure contract
 //
@@ -109,11 +128,25 @@
 // Session.LauncherFailure reads it, and a provider treats exit 125 as a
 // runner failure only when it is there.
 //
+// # UI
+//
+// The command's job carries every JOBOBJECT_BASIC_UI_RESTRICTIONS limit
+// (UILimits: USER handles of processes outside the job, both clipboards,
+// system parameters, display settings, the global atom table and with it
+// DDE, desktops, ExitWindows), and the command runs on a private desktop
+// of its session (DesktopName) whose DACL grants the user, SYSTEM, the
+// session SID and the logon SID: its windows are not on the user's
+// desktop, and it cannot message, hook or read the user's windows there.
+// A token without a logon SID (SSH, service logons) runs without it among
+// the restricting SIDs; the desktop's grant of the session SID stands in.
+// A batch file (npm.cmd) runs through %SystemRoot%\System32\cmd.exe with
+// cmd's quoting (composeBatchCommandLine), not the C runtime's.
+//
 // # Limits
 //
 // Enforcement is always partial; Gaps lists what is not confined (objects
-// granting Everyone write, hard links, SMB shares, FAT volumes, network,
-// reading other processes, the shared desktop). Callers resolve symlinks and
+// granting Everyone write, deletes and renames, hard links, SMB shares, FAT
+// volumes, network, reading other processes). Callers resolve symlinks and
 // junctions and expand ReadOnlySubpaths globs before Prepare; subst drives
 // and UNC aliases other than \\localhost\X$ are not mapped back to their
 // volume (the private dirs' protected DACLs keep inherited ACEs out of them

@@ -21,13 +21,16 @@ type fakeSystem struct {
 	calls   []fakeCall
 	failOn  map[string]error // op -> error to return
 	rdState map[string]error // path key -> error for ReadFile
+	// nextIndex is the last file index Identify handed out.
+	nextIndex uint64
 }
 
 type fakeNode struct {
-	path string
-	dir  bool
-	data []byte
-	aces []ACE
+	path  string
+	dir   bool
+	data  []byte
+	aces  []ACE
+	index uint64 // file index, given on first Identify
 }
 
 type fakeCall struct {
@@ -340,4 +343,21 @@ func joinCalls(calls []fakeCall) string {
 		fmt.Fprintf(&b, "%s %s %v\n", c.Op, c.Path, c.ACE)
 	}
 	return b.String()
+}
+
+// Identify gives each node the identity it got when it was created: a node
+// deleted and created again has a new Index.
+func (f *fakeSystem) Identify(path string) (FileIdentity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fakeCall{Op: "Identify", Path: path})
+	n, err := f.node(path)
+	if err != nil {
+		return FileIdentity{}, err
+	}
+	if n.index == 0 {
+		f.nextIndex++
+		n.index = f.nextIndex
+	}
+	return FileIdentity{Volume: 7, Index: n.index, Dir: n.dir}, nil
 }

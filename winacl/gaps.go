@@ -23,17 +23,23 @@ func (g Gap) String() string { return g.Area + ": " + g.Reason }
 // fresh slice each call.
 func Gaps() []Gap {
 	return []Gap{
+		deleteGap,
 		{"fs", "objects whose ACL grants Everyone write access stay writable: Everyone must stay a restricting SID for process start-up"},
 		{"fs", "NTFS hard links alias files across the boundary: the ACL belongs to the file, so a file outside the writable roots with a hard link inside one receives the write ACE inherited there"},
 		{"fs", "files on network shares are checked by the SMB server against the user's credentials, not the restricted token's restricting SIDs: the command can write wherever the user can on shares (UNC paths, mapped drives)"},
 		{"fs", "volumes without ACLs (FAT32, exFAT) are writable everywhere: there is no ACL to restrict"},
 		{"proc", "read access is not restricted: the command can read the memory and command lines of the user's other processes, including the agent that started it"},
-		{"ipc", "the desktop and the console are shared: the command can send window messages to the user's windows at the same integrity level"},
+		{"ipc", "the console is shared, and COM and RPC reach the user's processes: the private desktop and the job's UI limits keep the command from the user's windows, clipboard, DDE and atoms, but a running process outside the job (the shell, a browser) may still act for it over COM (Start-Process of a URL, for one, may open it in the user's browser)"},
 	}
 }
 
+// deleteGap: a write-restricted token's restricting SIDs are checked for
+// write rights only; DELETE and the parent's FILE_DELETE_CHILD are decided
+// by the user's own ACEs.
+var deleteGap = Gap{"fs", "deletes and renames are not confined: Windows checks a write-restricted token's restricting SIDs for write rights only, so DELETE and the parent's FILE_DELETE_CHILD follow the user's own rights; the command can delete or rename files outside the writable roots, and delete a protected file (.git\\config) and create a new one (protected files are checked and restored after the command)"}
+
 // networkGap: network deny cannot be enforced without administrator rights.
-var networkGap = Gap{"net", "network is not confined: blocking it needs a firewall rule or a WFP filter (or an AppContainer, which would also take away reads), and the first two need administrator rights"}
+var networkGap = Gap{"net", "network is not confined: blocking it needs a firewall rule or a WFP filter (or an AppContainer, which would also take away reads), and the first two need administrator rights; the proxy variables point at a dead local port and git's ssh at a failing stub, which stops only clients that honour them"}
 
 // denyReadGap reports DenyRead paths, which a write-restricted token cannot
 // enforce: it checks its restricting SIDs for write access only.

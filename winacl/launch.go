@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"unicode"
 )
 
 // LauncherName is the name the re-executed binary dispatches on.
@@ -124,6 +125,32 @@ type ProcessStart struct {
 	Dir string
 	// Env is the environment, "KEY=value" entries.
 	Env []string
+	// Desktop is the STARTUPINFO.lpDesktop, "winstation\desktop": the
+	// private desktop the command runs on.
+	Desktop string
+}
+
+// UI restrictions of the command's job (JOBOBJECT_BASIC_UI_RESTRICTIONS,
+// winnt.h JOB_OBJECT_UILIMIT_*).
+const (
+	UILimitHandles          = 0x01 // no USER handles (windows, hooks) of processes outside the job
+	UILimitReadClipboard    = 0x02
+	UILimitWriteClipboard   = 0x04
+	UILimitSystemParameters = 0x08 // no SystemParametersInfo changes
+	UILimitDisplaySettings  = 0x10 // no ChangeDisplaySettings
+	UILimitGlobalAtoms      = 0x20 // a private atom table: no DDE with the user's processes
+	UILimitDesktop          = 0x40 // no creating or switching desktops
+	UILimitExitWindows      = 0x80 // no ExitWindows(Ex): logoff, shutdown
+
+	// UILimits is every one of them: what the command's job gets.
+	UILimits = UILimitHandles | UILimitReadClipboard | UILimitWriteClipboard | UILimitSystemParameters |
+		UILimitDisplaySettings | UILimitGlobalAtoms | UILimitDesktop | UILimitExitWindows
+)
+
+// DesktopName returns the name of the private desktop of the session whose
+// SID is sid: one per session, recomputable like the SID.
+func DesktopName(sid SID) string {
+	return "sandbox-local-" + strings.ReplaceAll(strings.TrimPrefix(string(sid), "S-1-5-21-"), "-", "_")
 }
 
 // Win32 is the thin layer of Win32 calls winacl-run makes, one method per
@@ -132,8 +159,9 @@ type Win32 interface {
 	// ProcessToken opens the launcher's own primary token with the access
 	// CreateRestrictedToken and CreateProcessAsUser need.
 	ProcessToken() (Handle, error)
-	// TokenIdentity returns the token's user SID and its logon SID ("" if
-	// it has none).
+	// TokenIdentity returns the token's user SID and its logon SID: the
+	// group marked SE_GROUP_LOGON_ID, else TokenLogonSid, else "" (a token
+	// of an SSH or service logon may have none).
 	TokenIdentity(token Handle) (user, logon SID, err error)
 	// RestrictToken returns CreateRestrictedToken(token,
 	// DISABLE_MAX_PRIVILEGE|LUA_TOKEN|WRITE_RESTRICTED, restricting).
@@ -148,6 +176,18 @@ type Win32 interface {
 	// process in it dies when the last handle to the job closes, that is
 	// when the launcher exits, however it exits.
 	SetKillOnClose(job Handle) error
+	// SetUIRestrictions sets the job's JOBOBJECT_BASIC_UI_RESTRICTIONS.
+	SetUIRestrictions(job Handle, limits uint32) error
+	// CreateDesktop creates the desktop name in the launcher's window
+	// station, with a protected DACL granting full access to sids only, and
+	// returns it with its full name ("winstation\name") for lpDesktop.
+	CreateDesktop(name string, sids []SID) (desktop Handle, full string, err error)
+	// CloseDesktop closes a desktop CreateDesktop returned.
+	CloseDesktop(desktop Handle) error
+	// InteractiveWindowStation reports whether the launcher's window
+	// station is visible (WSF_VISIBLE: WinSta0 of a logged-on user), as
+	// opposed to the hidden one of a service or an SSH logon in session 0.
+	InteractiveWindowStation() bool
 	// IsFile reports whether path is an existing regular file.
 	IsFile(path string) bool
 	// StartSuspended creates the process with token, suspended, inheriting
@@ -197,10 +237,11 @@ func (e *LaunchError) Unwrap() error { return e.Err }
 
 // RunWith runs spec's command under a write-restricted token through w and
 // returns its exit code. The sequence is: clear the status file, resolve the
-// program (exit 127 when missing), open the launcher's token, build the
-// restricted token and its default DACL, create the job and set
-// kill-on-close, start the process suspended, assign it to the job, and only
-// then resume it; wait, and return its exit code. Every handle is closed;
+// program (exit 127 when missing; a batch file runs through cmd.exe with
+// cmd's quoting), open the launcher's token, build the restricted token and
+// its default DACL, create the job and set kill-on-close and every UI
+// restriction (UILimits), create the session's private desktop, start the
+// process suspended on it, assign it to the job, and only then resume it; wait, and return its exit code. Every handle is closed;
 // closing the job kills whatever the command left running.
 //
 // A failure of any step is returned as a *LaunchError with code ExitFatal,
@@ -210,9 +251,13 @@ func (e *LaunchError) Unwrap() error { return e.Err }
 // is a child outcome: a message on stderr and 127 or 126, no error.
 func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 	var toClose []Handle
+	var desk Handle // the private desktop, closed last
 	defer func() {
 		for i := len(toClose) - 1; i >= 0; i-- {
 			_ = w.Close(toClose[i])
+		}
+		if desk != 0 {
+			_ = w.CloseDesktop(desk)
 		}
 	}()
 	fail := func(step string, e error) (int, error) {
@@ -237,6 +282,19 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 		return ExitNotFound, nil
 	}
 	cmdline := composeCommandLine(spec.Argv)
+	if isBatch(app) {
+		// CreateProcess runs a batch file through cmd.exe, which parses the
+		// line by its own rules, not the C runtime's: say so explicitly.
+		shell := commandShell(spec.Env)
+		if !w.IsFile(shell) {
+			return fail("find cmd.exe for a batch file", fmt.Errorf("%s: %w", shell, fs.ErrNotExist))
+		}
+		line, err := composeBatchCommandLine(app, spec.Argv[1:])
+		if err != nil {
+			return fail("compose batch command line", err)
+		}
+		app, cmdline = shell, line
+	}
 
 	tok, err := w.ProcessToken()
 	if err != nil {
@@ -247,6 +305,9 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 	if err != nil {
 		return fail("read token identity", err)
 	}
+	// Without a logon SID (SSH, service logons) the token runs without it:
+	// its only use is the window station and desktop, and the private
+	// desktop below grants the session SID, a restricting SID, instead.
 	rtok, err := w.RestrictToken(tok, RestrictingSIDs(spec, logon))
 	if err != nil {
 		return fail("create restricted token", err)
@@ -263,8 +324,26 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 	if err := w.SetKillOnClose(job); err != nil {
 		return fail("set job kill-on-close", err)
 	}
+	if err := w.SetUIRestrictions(job, UILimits); err != nil {
+		return fail("set job UI restrictions", err)
+	}
+	deskSIDs := []SID{user, SIDSystem, spec.SessionSID}
+	if logon != "" {
+		deskSIDs = append(deskSIDs, logon)
+	}
+	desk, deskName, err := w.CreateDesktop(DesktopName(spec.SessionSID), deskSIDs)
+	switch {
+	case err == nil:
+	case !w.InteractiveWindowStation():
+		// A hidden window station (a service, SSH in session 0) shows no
+		// user's desktop to protect, and may refuse new desktops: the
+		// command runs on the inherited one, under the job's UI limits.
+		desk, deskName = 0, ""
+	default:
+		return fail("create private desktop", err)
+	}
 
-	proc, thread, err := w.StartSuspended(rtok, ProcessStart{App: app, CommandLine: cmdline, Dir: spec.Dir, Env: spec.Env})
+	proc, thread, err := w.StartSuspended(rtok, ProcessStart{App: app, CommandLine: cmdline, Dir: spec.Dir, Env: spec.Env, Desktop: deskName})
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
@@ -408,4 +487,83 @@ func escapeArg(a string) string {
 	b.WriteString(strings.Repeat(`\`, 2*slashes))
 	b.WriteByte('"')
 	return b.String()
+}
+
+// isBatch reports whether app is a batch file, which CreateProcess runs
+// through cmd.exe.
+func isBatch(app string) bool {
+	l := strings.ToLower(app)
+	return strings.HasSuffix(l, ".bat") || strings.HasSuffix(l, ".cmd")
+}
+
+// commandShell is %SystemRoot%\System32\cmd.exe of env (never ComSpec,
+// which names any program).
+func commandShell(env []string) string {
+	root := strings.TrimRight(getenv(env, "SystemRoot", `C:\Windows`), `\`)
+	return root + `\System32\cmd.exe`
+}
+
+// errBatchArg is an argument cmd.exe cannot be given safely.
+var errBatchArg = errors.New("argument cannot be passed to a batch file")
+
+// composeBatchCommandLine returns the cmd.exe command line that runs the
+// batch file script with args, each arriving as one %N parameter with its
+// text intact: `cmd.exe /e:ON /v:OFF /d /c ""script" args"`. /d skips
+// AutoRun, /v:OFF keeps ! literal, /e:ON enables the %cd:~,% substring
+// used below. cmd.exe knows no backslash escapes: an argument is quoted
+// when it is empty, ends in a backslash, or holds anything but letters,
+// digits and #$*+-./:?@\_ (so & | < > ^ ( ) , ; = and spaces stay inside
+// quotes, where cmd takes them literally); a quote inside is doubled, and
+// the backslashes before it doubled too, so the C runtime of a program the
+// batch file passes %N to reads the same text; every % becomes %%cd:~,%,
+// which cmd expands to a lone % instead of expanding a variable. A
+// carriage return or line feed would end the command: such an argument is
+// refused, as is a script name with a quote or a trailing backslash.
+func composeBatchCommandLine(script string, args []string) (string, error) {
+	if strings.ContainsRune(script, '"') || strings.HasSuffix(script, `\`) {
+		return "", fmt.Errorf("%w: batch file name %q", errBatchArg, clip(script))
+	}
+	var b strings.Builder
+	b.WriteString(`cmd.exe /e:ON /v:OFF /d /c ""`)
+	b.WriteString(script)
+	b.WriteByte('"')
+	for _, a := range args {
+		if strings.ContainsAny(a, "\r\n\x00") {
+			return "", fmt.Errorf("%w: %q holds a line break", errBatchArg, clip(a))
+		}
+		b.WriteByte(' ')
+		quote := a == "" || strings.HasSuffix(a, `\`)
+		for _, r := range a {
+			if r < 0x80 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(`#$*+-./:?@\_`, r)) ||
+				unicode.IsControl(r) {
+				quote = true
+				break
+			}
+		}
+		if quote {
+			b.WriteByte('"')
+		}
+		slashes := 0
+		for _, r := range a {
+			switch r {
+			case '\\':
+				slashes++
+				b.WriteRune(r)
+				continue
+			case '"':
+				b.WriteString(strings.Repeat(`\`, slashes))
+				b.WriteByte('"')
+			case '%':
+				b.WriteString(`%%cd:~,`)
+			}
+			slashes = 0
+			b.WriteRune(r)
+		}
+		if quote {
+			b.WriteString(strings.Repeat(`\`, slashes))
+			b.WriteByte('"')
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), nil
 }

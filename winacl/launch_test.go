@@ -25,6 +25,12 @@ type fakeWin32 struct {
 	started  ProcessStart
 	killed   bool
 	resumed  bool
+	noLogon  bool   // TokenIdentity finds no logon SID
+	hidden   bool   // the window station is not interactive
+	uiLimits uint32 // SetUIRestrictions
+	desktop  string // CreateDesktop's name
+	deskSIDs []SID  // CreateDesktop's DACL
+	deskOpen bool   // the desktop is open
 }
 
 func newFakeWin32() *fakeWin32 {
@@ -60,7 +66,35 @@ func (w *fakeWin32) TokenIdentity(Handle) (SID, SID, error) {
 	if err := w.step("TokenIdentity"); err != nil {
 		return "", "", err
 	}
+	if w.noLogon {
+		return "S-1-5-21-9-9-9-1001", "", nil
+	}
 	return "S-1-5-21-9-9-9-1001", "S-1-5-5-0-123456", nil
+}
+
+func (w *fakeWin32) SetUIRestrictions(_ Handle, limits uint32) error {
+	w.uiLimits = limits
+	return w.step("SetUIRestrictions")
+}
+
+func (w *fakeWin32) CreateDesktop(name string, sids []SID) (Handle, string, error) {
+	if err := w.step("CreateDesktop"); err != nil {
+		return 0, "", err
+	}
+	w.desktop, w.deskSIDs, w.deskOpen = name, sids, true
+	return w.handle("desktop"), `WinSta0\` + name, nil
+}
+
+func (w *fakeWin32) InteractiveWindowStation() bool { return !w.hidden }
+
+func (w *fakeWin32) CloseDesktop(h Handle) error {
+	if w.open[h] != "desktop" {
+		return fmt.Errorf("CloseDesktop of %d (%s)", h, w.open[h])
+	}
+	w.calls = append(w.calls, "CloseDesktop")
+	delete(w.open, h)
+	w.deskOpen = false
+	return nil
 }
 
 func (w *fakeWin32) RestrictToken(_ Handle, sids []SID) (Handle, error) {
@@ -172,8 +206,8 @@ func TestRunSequence(t *testing.T) {
 	}
 	want := []string{
 		"RemoveFile", "ProcessToken", "TokenIdentity", "RestrictToken", "SetDefaultDACL",
-		"CreateJob", "SetKillOnClose", "StartSuspended", "AssignToJob", "ResumeThread", "Wait",
-		"Close thread", "Close process", "Close job", "Close restricted token", "Close token",
+		"CreateJob", "SetKillOnClose", "SetUIRestrictions", "CreateDesktop", "StartSuspended", "AssignToJob", "ResumeThread", "Wait",
+		"Close thread", "Close process", "Close job", "Close restricted token", "Close token", "CloseDesktop",
 	}
 	if strings.Join(w.calls, ",") != strings.Join(want, ",") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(w.calls, "\n"), strings.Join(want, "\n"))
@@ -235,6 +269,8 @@ func TestRunFailures(t *testing.T) {
 		{"SetDefaultDACL", false, "set default DACL"},
 		{"CreateJob", false, "create job object"},
 		{"SetKillOnClose", false, "set job kill-on-close"},
+		{"SetUIRestrictions", false, "set job UI restrictions"},
+		{"CreateDesktop", false, "create private desktop"},
 		{"StartSuspended", false, "create process"},
 		{"AssignToJob", true, "assign process to job"},
 		{"ResumeThread", true, "resume process"},
@@ -461,5 +497,153 @@ func TestComposeCommandLine(t *testing.T) {
 		if got := parseCommandLine(line); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", argv) {
 			t.Errorf("composeCommandLine(%q) = %s, parses back as %q", argv, line, got)
 		}
+	}
+}
+
+// The command's job gets every UI restriction and the command its own
+// desktop, so it cannot reach the user's windows, clipboard or DDE (the
+// shell's "open this URL" path) from the shared desktop.
+func TestRunUIRestrictionsAndPrivateDesktop(t *testing.T) {
+	w := newFakeWin32()
+	spec := testSpec(t)
+	if code, err := RunWith(w, spec, &bytes.Buffer{}); err != nil || code != 0 {
+		t.Fatalf("RunWith = %d, %v", code, err)
+	}
+	const all = 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x40 | 0x80 // JOB_OBJECT_UILIMIT_*
+	if w.uiLimits != all || UILimits != all {
+		t.Errorf("UI limits %#x (UILimits %#x), want %#x", w.uiLimits, UILimits, all)
+	}
+	if w.index("SetUIRestrictions") > w.index("AssignToJob") || w.index("CreateDesktop") > w.index("StartSuspended") {
+		t.Error("the job's UI limits and the desktop must exist before the process is started and assigned")
+	}
+	if w.desktop != DesktopName(spec.SessionSID) || !strings.HasPrefix(w.desktop, "sandbox-local-") || strings.ContainsAny(w.desktop, `\/`) {
+		t.Errorf("desktop %q", w.desktop)
+	}
+	if w.started.Desktop != `WinSta0\`+w.desktop {
+		t.Errorf("started on desktop %q, want the private one", w.started.Desktop)
+	}
+	if fmt.Sprint(w.deskSIDs) != fmt.Sprint([]SID{"S-1-5-21-9-9-9-1001", SIDSystem, spec.SessionSID, "S-1-5-5-0-123456"}) {
+		t.Errorf("desktop DACL %v", w.deskSIDs)
+	}
+	for _, s := range w.deskSIDs {
+		if s == SIDEveryone {
+			t.Error("the private desktop grants Everyone")
+		}
+	}
+	if w.deskOpen || w.calls[len(w.calls)-1] != "CloseDesktop" {
+		t.Errorf("the desktop is closed last: %v", w.calls)
+	}
+	other := testSpec(t)
+	other.SessionSID = "S-1-5-21-1-2-3-4"
+	if DesktopName(other.SessionSID) == DesktopName(spec.SessionSID) {
+		t.Error("two sessions share a desktop")
+	}
+}
+
+// A token without a logon SID (SSH, service logons) still runs the command:
+// without the logon SID among the restricting SIDs, on a private desktop
+// granting the session SID, which is one.
+func TestRunWithoutLogonSID(t *testing.T) {
+	w := newFakeWin32()
+	w.noLogon = true
+	spec := testSpec(t)
+	if code, err := RunWith(w, spec, &bytes.Buffer{}); err != nil || code != 0 {
+		t.Fatalf("RunWith = %d, %v", code, err)
+	}
+	want := append(append([]SID(nil), spec.WriteSIDs...), spec.SessionSID, SIDEveryone)
+	if fmt.Sprint(w.restrict) != fmt.Sprint(want) {
+		t.Errorf("restricting SIDs %v, want %v", w.restrict, want)
+	}
+	if fmt.Sprint(w.deskSIDs) != fmt.Sprint([]SID{"S-1-5-21-9-9-9-1001", SIDSystem, spec.SessionSID}) {
+		t.Errorf("desktop DACL %v", w.deskSIDs)
+	}
+	if !w.resumed {
+		t.Error("the command did not run")
+	}
+}
+
+// A batch file runs through %SystemRoot%\System32\cmd.exe with cmd's
+// quoting, not the C runtime's.
+func TestRunBatchFile(t *testing.T) {
+	w := newFakeWin32()
+	w.files[Key(`C:\Tools\npm.cmd`)] = true
+	spec := testSpec(t)
+	spec.Env = []string{`PATH=C:\Tools`, "PATHEXT=.COM;.EXE;.BAT;.CMD", `SystemRoot=C:\Windows`, `ComSpec=C:\evil.exe`}
+	spec.Argv = []string{"npm", "install", "a&b"}
+	if code, err := RunWith(w, spec, &bytes.Buffer{}); err != nil || code != 0 {
+		t.Fatalf("RunWith = %d, %v", code, err)
+	}
+	if w.started.App != `C:\Windows\System32\cmd.exe` {
+		t.Errorf("app %q, want cmd.exe from SystemRoot (never ComSpec)", w.started.App)
+	}
+	if want := `cmd.exe /e:ON /v:OFF /d /c ""C:\Tools\npm.cmd" install "a&b""`; w.started.CommandLine != want {
+		t.Errorf("command line %s, want %s", w.started.CommandLine, want)
+	}
+	// An argument with a line break cannot be passed: a launcher failure.
+	w = newFakeWin32()
+	w.files[Key(`C:\Tools\npm.cmd`)] = true
+	spec.Argv = []string{"npm", "a\nb"}
+	var le *LaunchError
+	if code, err := RunWith(w, spec, &bytes.Buffer{}); code != ExitFatal || !errors.As(err, &le) || !errors.Is(err, errBatchArg) {
+		t.Errorf("line break: RunWith = %d, %v", code, err)
+	}
+	if w.index("StartSuspended") >= 0 {
+		t.Error("started a batch file with an unsafe argument")
+	}
+}
+
+func TestComposeBatchCommandLine(t *testing.T) {
+	const pre = `cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.cmd"`
+	for _, tc := range []struct {
+		args []string
+		want string // after pre, before the closing quote
+	}{
+		{nil, ``},
+		{[]string{"install", "-g", "a/b@1.2.3", `C:\x\y`, "#$*+-./:?@_"}, ` install -g a/b@1.2.3 C:\x\y #$*+-./:?@_`},
+		{[]string{""}, ` ""`},
+		{[]string{"a b"}, ` "a b"`},
+		{[]string{"a&b", "a|b", "a>b", "a<b", "a^b", "(a)", "a,b", "a;b", "a=b", "a!b"},
+			` "a&b" "a|b" "a>b" "a<b" "a^b" "(a)" "a,b" "a;b" "a=b" "a!b"`},
+		{[]string{`a"b`}, ` "a""b"`},
+		{[]string{`"&calc&"`}, ` """&calc&"""`},
+		{[]string{`a\"b`}, ` "a\\""b"`},
+		{[]string{`C:\dir\`}, ` "C:\dir\\"`},
+		{[]string{`%PATH%`}, ` "%%cd:~,%PATH%%cd:~,%"`},
+		{[]string{"tab\there"}, " \"tab\there\""},
+		{[]string{"日本"}, ` 日本`},
+	} {
+		got, err := composeBatchCommandLine(`C:\t\x.cmd`, tc.args)
+		if want := pre + tc.want + `"`; err != nil || got != want {
+			t.Errorf("args %q:\n got %s (%v)\nwant %s", tc.args, got, err, want)
+		}
+	}
+	for _, bad := range [][]string{{"a\nb"}, {"a\rb"}} {
+		if _, err := composeBatchCommandLine(`C:\t\x.cmd`, bad); !errors.Is(err, errBatchArg) {
+			t.Errorf("args %q: err %v, want errBatchArg", bad, err)
+		}
+	}
+	for _, script := range []string{`C:\t\"x.cmd`, `C:\t\`} {
+		if _, err := composeBatchCommandLine(script, nil); !errors.Is(err, errBatchArg) {
+			t.Errorf("script %q: err %v, want errBatchArg", script, err)
+		}
+	}
+}
+
+// A hidden window station (a service, SSH in session 0) may refuse new
+// desktops and shows no user's desktop: there the command runs on the
+// inherited desktop, still under the job's UI limits. On an interactive
+// one a desktop that cannot be made is a launcher failure (TestRunFailures).
+func TestRunHiddenWindowStationWithoutDesktop(t *testing.T) {
+	w := newFakeWin32()
+	w.hidden, w.noLogon, w.failStep = true, true, "CreateDesktop"
+	code, err := RunWith(w, testSpec(t), &bytes.Buffer{})
+	if err != nil || code != 0 || !w.resumed {
+		t.Fatalf("RunWith = %d, %v (resumed %v)", code, err, w.resumed)
+	}
+	if w.started.Desktop != "" || w.uiLimits != UILimits {
+		t.Errorf("desktop %q, UI limits %#x", w.started.Desktop, w.uiLimits)
+	}
+	if len(w.open) != 0 || w.index("CloseDesktop") >= 0 {
+		t.Errorf("open %v, calls %v", w.open, w.calls)
 	}
 }

@@ -25,7 +25,17 @@ const (
 
 const tokenDefaultDACLClass = 6 // TokenDefaultDacl
 
-var procCreateRestrictedToken = windows.NewLazySystemDLL("advapi32.dll").NewProc("CreateRestrictedToken")
+var (
+	procCreateRestrictedToken     = windows.NewLazySystemDLL("advapi32.dll").NewProc("CreateRestrictedToken")
+	user32                        = windows.NewLazySystemDLL("user32.dll")
+	procCreateDesktopW            = user32.NewProc("CreateDesktopW")
+	procCloseDesktop              = user32.NewProc("CloseDesktop")
+	procGetProcessWindowStation   = user32.NewProc("GetProcessWindowStation")
+	procGetUserObjectInformationW = user32.NewProc("GetUserObjectInformationW")
+)
+
+// uoiName is UOI_NAME for GetUserObjectInformationW.
+const uoiName = 2
 
 // Run runs spec's command under a write-restricted token in a kill-on-close
 // job object and returns its exit code; see RunWith. The launcher calls it
@@ -68,6 +78,19 @@ func (realWin32) TokenIdentity(token Handle) (SID, SID, error) {
 	for _, g := range groups.AllGroups() {
 		if g.Attributes&windows.SE_GROUP_LOGON_ID == windows.SE_GROUP_LOGON_ID {
 			return user, SID(g.Sid.String()), nil
+		}
+	}
+	// Some tokens mark no group as the logon SID but answer TokenLogonSid;
+	// an SSH or service logon may have none at all, which RunWith handles.
+	var n uint32
+	_ = windows.GetTokenInformation(t, windows.TokenLogonSid, nil, 0, &n)
+	if n > 0 {
+		buf := make([]byte, n)
+		if err := windows.GetTokenInformation(t, windows.TokenLogonSid, &buf[0], n, &n); err == nil {
+			tg := (*windows.Tokengroups)(unsafe.Pointer(&buf[0]))
+			if gs := tg.AllGroups(); len(gs) > 0 && gs[0].Sid != nil {
+				return user, SID(gs[0].Sid.String()), nil
+			}
 		}
 	}
 	return user, "", nil
@@ -160,6 +183,88 @@ func (realWin32) SetKillOnClose(job Handle) error {
 	return nil
 }
 
+// jobUIRestrictions is JOBOBJECT_BASIC_UI_RESTRICTIONS.
+type jobUIRestrictions struct {
+	UIRestrictionsClass uint32
+}
+
+func (realWin32) SetUIRestrictions(job Handle, limits uint32) error {
+	info := jobUIRestrictions{UIRestrictionsClass: limits}
+	if _, err := windows.SetInformationJobObject(windows.Handle(job), windows.JobObjectBasicUIRestrictions,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		return fmt.Errorf("SetInformationJobObject(JobObjectBasicUIRestrictions): %w", err)
+	}
+	return nil
+}
+
+func (realWin32) CreateDesktop(name string, sids []SID) (Handle, string, error) {
+	sddl := "D:P"
+	for _, s := range sids {
+		sddl += "(A;;GA;;;" + string(s) + ")"
+	}
+	sd, err := windows.SecurityDescriptorFromString(sddl)
+	if err != nil {
+		return 0, "", fmt.Errorf("ConvertStringSecurityDescriptorToSecurityDescriptorW: %w", err)
+	}
+	sa := windows.SecurityAttributes{Length: uint32(unsafe.Sizeof(windows.SecurityAttributes{})), SecurityDescriptor: sd}
+	n, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return 0, "", err
+	}
+	h, _, e1 := procCreateDesktopW.Call(uintptr(unsafe.Pointer(n)), 0, 0, 0, uintptr(windows.GENERIC_ALL), uintptr(unsafe.Pointer(&sa)))
+	runtime.KeepAlive(sd)
+	if h == 0 {
+		return 0, "", fmt.Errorf("CreateDesktopW: %w", e1)
+	}
+	ws, _, e1 := procGetProcessWindowStation.Call()
+	if ws == 0 {
+		procCloseDesktop.Call(h)
+		return 0, "", fmt.Errorf("GetProcessWindowStation: %w", e1)
+	}
+	buf := make([]uint16, 256)
+	var need uint32
+	if r, _, e1 := procGetUserObjectInformationW.Call(ws, uoiName, uintptr(unsafe.Pointer(&buf[0])),
+		uintptr(len(buf)*2), uintptr(unsafe.Pointer(&need))); r == 0 {
+		procCloseDesktop.Call(h)
+		return 0, "", fmt.Errorf("GetUserObjectInformationW(UOI_NAME): %w", e1)
+	}
+	return Handle(h), windows.UTF16ToString(buf) + `\` + name, nil
+}
+
+// userObjectFlags is USEROBJECTFLAGS; wsfVisible is WSF_VISIBLE, uoiFlags
+// UOI_FLAGS.
+type userObjectFlags struct {
+	Inherit  int32
+	Reserved int32
+	Flags    uint32
+}
+
+const (
+	uoiFlags   = 1
+	wsfVisible = 0x1
+)
+
+func (realWin32) InteractiveWindowStation() bool {
+	ws, _, _ := procGetProcessWindowStation.Call()
+	if ws == 0 {
+		return true // cannot tell: keep the private desktop mandatory
+	}
+	var f userObjectFlags
+	var need uint32
+	if r, _, _ := procGetUserObjectInformationW.Call(ws, uoiFlags, uintptr(unsafe.Pointer(&f)),
+		unsafe.Sizeof(f), uintptr(unsafe.Pointer(&need))); r == 0 {
+		return true
+	}
+	return f.Flags&wsfVisible != 0
+}
+
+func (realWin32) CloseDesktop(desktop Handle) error {
+	if r, _, e1 := procCloseDesktop.Call(uintptr(desktop)); r == 0 {
+		return fmt.Errorf("CloseDesktop: %w", e1)
+	}
+	return nil
+}
+
 func (realWin32) IsFile(path string) bool {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
@@ -233,6 +338,13 @@ func (realWin32) StartSuspended(token Handle, p ProcessStart) (Handle, Handle, e
 
 	si := new(windows.StartupInfoEx)
 	si.Cb = uint32(unsafe.Sizeof(*si))
+	if p.Desktop != "" {
+		d, err := windows.UTF16PtrFromString(p.Desktop)
+		if err != nil {
+			return 0, 0, err
+		}
+		si.Desktop = d
+	}
 	si.Flags = windows.STARTF_USESTDHANDLES
 	si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
 	flags := uint32(windows.CREATE_SUSPENDED | windows.CREATE_UNICODE_ENVIRONMENT)

@@ -80,6 +80,9 @@ type Plan struct {
 	Standing []PlannedACE
 	// Gaps are the policy-specific gaps known before touching the disk.
 	Gaps []Gap
+	// AllowNetwork is the request's: when false the session gets the soft
+	// offline environment (Session.OfflineEnv).
+	AllowNetwork bool
 }
 
 // NewPlan validates and canonicalises req against the platform temp root
@@ -91,7 +94,7 @@ func NewPlan(req Request, tempRoot string, r PathResolver) (*Plan, error) {
 		return nil, fmt.Errorf("winacl: temp root: %w", err)
 	}
 	sessRoot := winPath{root: tr.root, comps: append(append([]string(nil), tr.comps...), SessionDirName)}
-	pl := &Plan{TempRoot: tr.String(), SessionRoot: sessRoot.String()}
+	pl := &Plan{TempRoot: tr.String(), SessionRoot: sessRoot.String(), AllowNetwork: req.AllowNetwork}
 
 	var roots []string
 	for _, w := range req.WriteRoots {

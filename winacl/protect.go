@@ -10,10 +10,18 @@ package winacl
 //     own unrestricted token, which does not hold the write SID, is
 //     untouched: git outside the sandbox works as before.
 //   - each directory between the root and the protected path (the .git
-//     holding hooks) gets a non-inheritable deny of DELETE, so it cannot be
-//     renamed away and recreated without the protection.
-//   - the root's grant lacks FILE_DELETE_CHILD (see AccessModify), so a
-//     protected child cannot be deleted or replaced through its parent.
+//     holding hooks) gets a non-inheritable deny of DELETE, meant to keep
+//     it from being renamed away and recreated without the protection.
+//
+// Neither the deny of DELETE nor the root grant's lack of FILE_DELETE_CHILD
+// (see AccessModify) confines deletes: a write-restricted token checks its
+// restricting SIDs for write rights only, and DELETE on the object or
+// FILE_DELETE_CHILD on its parent is granted by the user's own ACEs (full
+// control under the profile). So the command can probably delete a
+// protected file, or rename its directory away, and create a fresh one
+// through the parent's inherited write grant. This is reported as a gap
+// (deleteGap); Prepare snapshots every protected file (snapshot.go) and
+// Cleanup checks and restores them.
 //
 // Because the ACL belongs to the object, every name for it is covered alike:
 // any case (.GiT\HOOKS), 8.3 names (GIT~1), \\?\ forms, and alternate data

@@ -17,8 +17,9 @@ import (
 
 // File name suffixes beside a session dir `<SessionRoot>\<id>`.
 const (
-	markerSuffix = ".session" // owner marker: who created the session
-	statusSuffix = ".status"  // launcher status: written on a launcher failure
+	markerSuffix  = ".session"   // owner marker: who created the session
+	statusSuffix  = ".status"    // launcher status: written on a launcher failure
+	sshStubSuffix = ".nossh.cmd" // the failing ssh of the soft offline environment
 )
 
 // sessionIDLen is the length of a session id in hex characters (128 bits).
@@ -103,10 +104,15 @@ func (m *Manager) Prepare(req Request) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	snap, err := m.takeSnapshot(pl)
+	if err != nil {
+		return nil, err
+	}
 	s, err := m.newSession(pl)
 	if err != nil {
 		return nil, err
 	}
+	s.snap = snap
 	s.Gaps = append(Gaps(), pl.Gaps...)
 	for _, p := range missing {
 		s.Gaps = append(s.Gaps, missingProtectedGap(p))
@@ -165,6 +171,30 @@ type Session struct {
 	m       *Manager
 	mu      sync.Mutex
 	cleaned bool
+	offline bool              // network denied: the ssh stub exists
+	snap    *snapshot         // the protected paths as Prepare found them
+	checked bool              // CheckProtected ran
+	changes []ProtectedChange // what it found
+}
+
+// CheckProtected compares the protected paths with what Prepare recorded,
+// restores what is safe to restore and returns every change (see
+// ProtectedChange). Call it once the command exited; it runs once per
+// session (later calls, and Cleanup, return the first result). Deletes are
+// not confined on Windows, so this is how a deleted and recreated
+// .git\config is found and put back.
+func (s *Session) CheckProtected() []ProtectedChange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkLocked()
+}
+
+func (s *Session) checkLocked() []ProtectedChange {
+	if !s.checked {
+		s.checked = true
+		s.changes = s.m.check(s.snap)
+	}
+	return append([]ProtectedChange(nil), s.changes...)
 }
 
 // newSession creates the marker first, then the dir, then the ACE, so that a
@@ -189,7 +219,53 @@ func (m *Manager) newSession(pl *Plan) (*Session, error) {
 	if err := m.sys.AddACE(dir, ACE{SID: s.SID, Access: AccessModify, Inherit: true}); err != nil {
 		return nil, errors.Join(fmt.Errorf("winacl: grant session SID on %s: %w", dir, err), m.removeSession(dir, nil))
 	}
+	if !pl.AllowNetwork {
+		// Beside the dir, in the private session root: the command can run
+		// the stub but not rewrite it.
+		if err := m.sys.WriteFile(dir+sshStubSuffix, []byte(sshStub)); err != nil {
+			return nil, errors.Join(fmt.Errorf("winacl: write %s: %w", dir+sshStubSuffix, err), m.removeSession(dir, nil))
+		}
+		s.offline = true
+	}
 	return s, nil
+}
+
+// offlineProxy is a proxy nothing listens on: the discard port of the
+// loopback address, which Windows does not serve.
+const offlineProxy = "http://127.0.0.1:9"
+
+// sshStub is the batch file GIT_SSH_COMMAND names: it fails every ssh.
+const sshStub = "@echo sandbox-local: network access is disabled for this command (ssh refused) 1>&2\r\n@exit /b 255\r\n"
+
+// OfflineEnv returns the soft offline environment of a session whose
+// policy denies network, nil otherwise: every proxy variable (both cases,
+// npm's too) at a local port nothing listens on, NO_PROXY emptied so no
+// host bypasses it, and GIT_SSH_COMMAND at a stub that fails. Clients that
+// honour them fail fast instead of reaching the network; anything that
+// ignores them (raw sockets, a client with its own settings) is not
+// stopped: the network stays a gap.
+func (s *Session) OfflineEnv() []string {
+	if !s.offline {
+		return nil
+	}
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "http_proxy", "https_proxy", "all_proxy", "ftp_proxy",
+		"npm_config_proxy", "npm_config_https_proxy"} {
+		env = append(env, k+"="+offlineProxy)
+	}
+	env = append(env, "NO_PROXY=", "no_proxy=")
+	// Git runs GIT_SSH_COMMAND through its shell: a quoted path with
+	// forward slashes survives spaces in the temp root.
+	return append(env, `GIT_SSH_COMMAND="`+strings.ReplaceAll(s.SSHStub(), `\`, "/")+`"`)
+}
+
+// SSHStub returns the failing ssh stub of an offline session ("" when the
+// network is allowed).
+func (s *Session) SSHStub() string {
+	if !s.offline {
+		return ""
+	}
+	return s.Dir + sshStubSuffix
 }
 
 func (m *Manager) marker(pl *Plan) []byte {
@@ -262,8 +338,12 @@ func (s *Session) LauncherFailure() (reason string, failed bool, err error) {
 	return reason, failed, nil
 }
 
-// Cleanup revokes the session's ACE, removes its private temp dir, status
-// file and marker. The standing ACEs stay: they are what makes the next run
+// Cleanup checks the protected paths (CheckProtected, if not called yet;
+// changes are returned as an error matching ErrProtectedChanged until a
+// Cleanup succeeds),
+// then removes the session's private temp dir (and with it the session
+// ACE; it is revoked explicitly only if the removal fails), status file and
+// marker. The standing ACEs stay: they are what makes the next run
 // fast. If the dir cannot be removed the marker is kept, so a later
 // Manager.Recover retries once this process is gone. Call it after the
 // command exited (the launcher's job kills what it left running). Calling
@@ -274,32 +354,33 @@ func (s *Session) Cleanup() error {
 	if s.cleaned {
 		return nil
 	}
+	changed := changesError(s.checkLocked())
 	if err := s.m.removeSession(s.Dir, nil); err != nil {
-		return err
+		return errors.Join(changed, err)
 	}
 	s.cleaned = true
-	return nil
+	return changed
 }
 
-// removeSession revokes the session ACE on dir, removes dir, its status file,
-// the leftovers named extra and, last, its marker.
+// removeSession removes dir, then its status file, the leftovers named
+// extra and, last, its marker. The session ACE goes with the directory, so
+// it is revoked only when the removal fails (a file still open, a file the
+// user cannot delete): rewriting the DACL of every leftover object is what
+// costs tens of seconds per command on a large temp dir, and a removal that
+// succeeds needs none of it. After a failed removal the ACE is revoked from
+// what is left, so the leftovers no longer grant the session SID anything
+// (it is random per session, so no later token holds it either).
 func (m *Manager) removeSession(dir string, extra []string) error {
-	sid := deriveSID(sessionSIDDomain, dir)
-	revokeErr := m.sys.RevokeACE(dir, sid)
-	if errors.Is(revokeErr, fs.ErrNotExist) {
-		revokeErr = nil
-	}
 	if err := m.sys.RemoveAll(dir); err != nil {
-		var errs []error
-		if revokeErr != nil {
-			errs = append(errs, fmt.Errorf("winacl: revoke session ACE on %s: %w", dir, revokeErr))
+		errs := []error{fmt.Errorf("winacl: remove private temp dir %s: %w", dir, err)}
+		sid := deriveSID(sessionSIDDomain, dir)
+		if rerr := m.sys.RevokeACE(dir, sid); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("winacl: revoke session ACE on %s: %w", dir, rerr))
 		}
-		errs = append(errs, fmt.Errorf("winacl: remove private temp dir %s: %w", dir, err))
 		return errors.Join(errs...)
 	}
-	// A failed revoke no longer matters: the ACE went with the directory.
 	var errs []error
-	for _, f := range append(append([]string{statusFile(dir)}, extra...), dir+markerSuffix) {
+	for _, f := range append(append([]string{statusFile(dir), dir + sshStubSuffix}, extra...), dir+markerSuffix) {
 		if err := m.sys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("winacl: remove %s: %w", f, err))
 		}

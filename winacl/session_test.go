@@ -94,6 +94,7 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 		"WriteFile " + s.Dir + ".session",
 		"MkdirPrivate " + s.Dir,
 		"AddACE " + s.Dir,
+		"WriteFile " + s.Dir + ".nossh.cmd", // network denied: the failing ssh stub
 	}
 	if strings.Join(order, "\n") != strings.Join(want, "\n") {
 		t.Errorf("mutations:\n%s\nwant:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
@@ -117,17 +118,14 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls = f.take()
-	var revokeAt, removeAt = -1, -1
-	for i, c := range calls {
-		switch {
-		case c.Op == "RevokeACE" && Key(c.Path) == Key(s.Dir) && c.ACE.SID == s.SID:
-			revokeAt = i
-		case c.Op == "RemoveAll" && Key(c.Path) == Key(s.Dir):
-			removeAt = i
-		}
+	// The dir goes first, and with it the session ACE: revoking it first
+	// would rewrite the DACL of every leftover file (tens of seconds on a
+	// large temp dir) for nothing.
+	if len(calls) == 0 || calls[0].Op != "RemoveAll" || Key(calls[0].Path) != Key(s.Dir) {
+		t.Errorf("Cleanup must remove the dir first:\n%s", joinCalls(calls))
 	}
-	if revokeAt < 0 || removeAt < 0 || revokeAt > removeAt {
-		t.Errorf("Cleanup must revoke the session ACE, then remove the dir:\n%s", joinCalls(calls))
+	if n := count(calls, "RevokeACE"); n != 0 {
+		t.Errorf("Cleanup revoked the session ACE although the dir went (%d revokes):\n%s", n, joinCalls(calls))
 	}
 	if f.exists(s.Dir) || f.exists(s.Dir+".session") {
 		t.Error("Cleanup left the dir or the marker")
@@ -278,9 +276,24 @@ func TestCleanupKeepsMarkerWhenDirStays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.take()
 	f.failOn["RemoveAll"] = errBoom
 	if err := s.Cleanup(); !errors.Is(err, errBoom) {
 		t.Fatalf("Cleanup: %v", err)
+	}
+	// The removal failed, so the leftovers lose the session ACE.
+	calls := f.take()
+	var order []string
+	for _, c := range calls {
+		if c.Op == "RemoveAll" || c.Op == "RevokeACE" {
+			order = append(order, c.Op)
+		}
+	}
+	if strings.Join(order, ",") != "RemoveAll,RevokeACE" {
+		t.Errorf("failed removal: want RemoveAll then RevokeACE, got:\n%s", joinCalls(calls))
+	}
+	if hasACE(f.aces(s.Dir), ACE{SID: s.SID, Access: AccessModify, Inherit: true}) {
+		t.Error("the leftover dir still grants the session SID")
 	}
 	if !f.exists(s.Dir + ".session") {
 		t.Error("marker removed although the dir stayed: recovery could never retry")
@@ -365,8 +378,9 @@ func TestRecoverRemovesOnlyDeadSessions(t *testing.T) {
 	if !f.exists(root+`\notes.txt`) || !f.exists(writing) {
 		t.Error("Recover removed something that is not a dead session")
 	}
-	// Every mutation is on a dead session's entries, and the revoke of each
-	// dead session's ACE comes before its dir goes.
+	// Every mutation is on a dead session's entries; each dead session's
+	// dir is removed, and its ACE goes with it (no revoke when the removal
+	// succeeds).
 	for _, c := range mutations(calls) {
 		ok := false
 		for id := range wantRemoved {
@@ -379,13 +393,12 @@ func TestRecoverRemovesOnlyDeadSessions(t *testing.T) {
 		}
 	}
 	for _, s := range []*Session{dead, reused} {
-		var revoked bool
+		if winRemoved := len(callsOn(calls, s.Dir)); winRemoved == 0 {
+			t.Errorf("%s not removed", s.ID)
+		}
 		for _, c := range calls {
-			if c.Op == "RevokeACE" && Key(c.Path) == Key(s.Dir) && c.ACE.SID == s.SID {
-				revoked = true
-			}
-			if c.Op == "RemoveAll" && Key(c.Path) == Key(s.Dir) && !revoked {
-				t.Errorf("%s removed before its ACE was revoked", s.ID)
+			if c.Op == "RevokeACE" && Key(c.Path) == Key(s.Dir) {
+				t.Errorf("%s: ACE revoked although the dir was removed", s.ID)
 			}
 		}
 	}
@@ -454,7 +467,7 @@ func TestGapsAlwaysPartial(t *testing.T) {
 	for _, g := range s.Gaps {
 		b.WriteString(g.String() + "\n")
 	}
-	for _, want := range []string{"fs: objects whose ACL grants Everyone write", "fs: NTFS hard links", "net: network is not confined", `deny-read paths stay readable (C:\Users\me\.ssh)`} {
+	for _, want := range []string{"fs: deletes and renames are not confined", "fs: objects whose ACL grants Everyone write", "fs: NTFS hard links", "net: network is not confined", `deny-read paths stay readable (C:\Users\me\.ssh)`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("gaps lack %q:\n%s", want, b.String())
 		}
@@ -477,4 +490,48 @@ func TestGapsAlwaysPartial(t *testing.T) {
 		}
 	}
 	_ = s.Cleanup()
+}
+
+// Network deny cannot be enforced; the session's soft offline environment
+// points every proxy variable at a dead local port and git's ssh at a stub
+// that fails, kept where the command cannot rewrite it, and gone with the
+// session.
+func TestOfflineEnvironment(t *testing.T) {
+	f := newFakeSystem(testTemp)
+	f.mkdirAll(testWS)
+	m := newTestManager(t, f)
+	s, err := m.Prepare(Request{WriteRoots: []string{testWS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := s.Dir + ".nossh.cmd"
+	if s.SSHStub() != stub || Within(stub, s.Dir) {
+		t.Fatalf("stub %q: want it beside the session dir, outside what the command can write", s.SSHStub())
+	}
+	if b, err := f.ReadFile(stub); err != nil || !strings.Contains(string(b), "exit /b 255") {
+		t.Errorf("stub %q, %v", b, err)
+	}
+	env := strings.Join(s.OfflineEnv(), "\n")
+	for _, want := range []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9",
+		"http_proxy=http://127.0.0.1:9", "https_proxy=http://127.0.0.1:9", "npm_config_https_proxy=http://127.0.0.1:9",
+		"NO_PROXY=", "no_proxy=", `GIT_SSH_COMMAND="` + strings.ReplaceAll(stub, `\`, "/") + `"`} {
+		if !strings.Contains("\n"+env+"\n", "\n"+want+"\n") {
+			t.Errorf("offline env lacks %q:\n%s", want, env)
+		}
+	}
+	if err := s.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if f.exists(stub) {
+		t.Error("Cleanup left the ssh stub")
+	}
+	// Positive control: network allowed, no stub, no variables.
+	s2, err := m.Prepare(Request{WriteRoots: []string{testWS}, AllowNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.OfflineEnv() != nil || s2.SSHStub() != "" || f.exists(s2.Dir+".nossh.cmd") {
+		t.Errorf("network allowed, yet offline env %v", s2.OfflineEnv())
+	}
+	_ = s2.Cleanup()
 }

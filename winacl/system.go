@@ -43,6 +43,24 @@ type Files interface {
 	WriteFile(path string, data []byte) error
 	// Remove removes the file path (fs.ErrNotExist when missing).
 	Remove(path string) error
+	// Identify returns the identity of the object at path without
+	// following a final reparse point (GetFileInformationByHandle: volume
+	// serial and file index, and the attributes). A missing path yields an
+	// error matching fs.ErrNotExist.
+	Identify(path string) (FileIdentity, error)
+}
+
+// FileIdentity tells one file system object from another: a file deleted
+// and created again under the same name has another Index.
+type FileIdentity struct {
+	// Volume is the volume serial number.
+	Volume uint32
+	// Index is the file index (file ID) on that volume.
+	Index uint64
+	// Dir reports a directory.
+	Dir bool
+	// Reparse reports a reparse point (a symlink, a junction).
+	Reparse bool
 }
 
 // ProcessID identifies a process across pid reuse: its pid and its creation

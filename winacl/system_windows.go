@@ -288,3 +288,29 @@ func creationTime(h windows.Handle) (uint64, error) {
 	}
 	return uint64(c.HighDateTime)<<32 | uint64(c.LowDateTime), nil
 }
+
+func (winSystem) Identify(path string) (FileIdentity, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return FileIdentity{}, fmt.Errorf("CreateFileW %q: %w", path, err)
+	}
+	// No access right beyond what opening for attributes needs; backup
+	// semantics opens directories, OPEN_REPARSE_POINT the link itself.
+	h, err := windows.CreateFile(p, windows.FILE_READ_ATTRIBUTES,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return FileIdentity{}, &os.PathError{Op: "CreateFileW", Path: path, Err: err}
+	}
+	defer windows.CloseHandle(h)
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		return FileIdentity{}, &os.PathError{Op: "GetFileInformationByHandle", Path: path, Err: err}
+	}
+	return FileIdentity{
+		Volume:  info.VolumeSerialNumber,
+		Index:   uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow),
+		Dir:     info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY != 0,
+		Reparse: info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0,
+	}, nil
+}

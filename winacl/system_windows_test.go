@@ -186,3 +186,85 @@ func TestRealRun(t *testing.T) {
 		t.Errorf("write in the private temp dir: exit %d", code)
 	}
 }
+
+// Identify tells objects apart by file index: the same file twice is the
+// same identity, another file (or the file written anew by WriteFile, which
+// renames a new object over it) another one; a directory says so.
+func TestRealSystemIdentify(t *testing.T) {
+	sys := NewSystem()
+	base, err := Canonicalize(tempDir(t), sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := base+`\a`, base+`\b`
+	if err := os.WriteFile(a, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ia, err := sys.Identify(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ia2, _ := sys.Identify(a)
+	ib, _ := sys.Identify(b)
+	if ia != ia2 || ia.Dir || ia.Reparse {
+		t.Errorf("Identify(a) = %+v then %+v", ia, ia2)
+	}
+	if ia == ib {
+		t.Errorf("two files, one identity %+v", ia)
+	}
+	if err := sys.WriteFile(a, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if ia3, err := sys.Identify(a); err != nil || ia3.Index == ia.Index {
+		t.Errorf("a replaced by WriteFile keeps its identity: %+v %v", ia3, err)
+	}
+	if id, err := sys.Identify(base); err != nil || !id.Dir {
+		t.Errorf("Identify(dir) = %+v, %v", id, err)
+	}
+	if _, err := sys.Identify(base + `\missing`); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Identify(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+// The protected-path check on the real file system: a .git\config deleted
+// and written anew (what a confined command can do, since deletes are not
+// confined) is found by its new file index and restored with its content.
+func TestRealProtectedRestore(t *testing.T) {
+	sys := NewSystem()
+	ws, err := Canonicalize(tempDir(t), sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := ws + `\.git\config`
+	if err := os.MkdirAll(ws+`\.git`, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("[core]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(Config{System: sys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Prepare(Request{WriteRoots: []string{ws}, ReadOnlySubpaths: []string{".git/config"}, AllowNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Cleanup() }()
+	if err := os.Remove(config); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("[core]\n\thooksPath = C:/evil\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := s.CheckProtected()
+	if len(cs) != 1 || cs[0].Path != config || !cs[0].Restored || (cs[0].Change != ChangeReplaced && cs[0].Change != ChangeModified) {
+		t.Fatalf("changes %+v", cs)
+	}
+	if b, err := os.ReadFile(config); err != nil || string(b) != "[core]\n" {
+		t.Errorf("config %q, %v: not restored", b, err)
+	}
+}
