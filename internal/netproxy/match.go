@@ -77,13 +77,16 @@ func ParsePattern(s string) (Pattern, error) {
 			p.Port = port
 		}
 		a, err := netip.ParseAddr(host)
-		if err != nil || !a.Is6() {
-			return p, fmt.Errorf("domain pattern %q: not an IPv6 address in brackets", orig)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return p, fmt.Errorf("domain pattern %q: not an IPv6 address (without a zone) in brackets", orig)
 		}
 		p.Host = a.String()
 		return p, nil
 	}
 	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			return p, fmt.Errorf("domain pattern %q: an IPv6 zone is not a destination", orig)
+		}
 		if a.Is6() {
 			p.Host = a.String()
 			return p, nil
@@ -98,7 +101,7 @@ func ParsePattern(s string) (Pattern, error) {
 		host = s[:i]
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		if a.Is6() {
+		if a.Is6() || a.Zone() != "" {
 			return p, fmt.Errorf("domain pattern %q: an IPv6 address with a port goes in brackets", orig)
 		}
 		p.Host = a.String()
@@ -149,13 +152,15 @@ func checkName(h string) error {
 	return nil
 }
 
-// matches says whether p matches the normalised host and port.
-func (p Pattern) matches(host string, port int) bool {
+// matches says whether p matches the normalised host and port; isIP says
+// the host is an IP literal, which only an exact pattern matches (a
+// wildcard is about names: "*.2.2" must not match 192.0.2.2).
+func (p Pattern) matches(host string, isIP bool, port int) bool {
 	if p.Port != 0 && p.Port != port {
 		return false
 	}
 	if p.Wildcard {
-		return strings.HasSuffix(host, "."+p.Host)
+		return !isIP && strings.HasSuffix(host, "."+p.Host)
 	}
 	return host == p.Host
 }
@@ -181,11 +186,17 @@ type Decision struct {
 }
 
 // normalise lower-cases host, drops a trailing dot and brackets, and
-// canonicalises an IP literal; ip says whether it is one.
+// canonicalises an IP literal; ip says whether it is one. An address with
+// a zone ("fe80::1%eth0", or "2001:db8::5%.example.com", which a suffix
+// match would take for a name) is an IP literal too, kept with its zone so
+// that no pattern matches it and Decide refuses it.
 func normalise(host string) (string, bool) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a.Unmap().String(), true
+	}
+	if strings.ContainsAny(host, "%:") {
+		return host, true // not a name: an IP literal in a form netip refuses
 	}
 	return strings.ToLower(strings.TrimSuffix(host, ".")), false
 }
@@ -194,13 +205,18 @@ func normalise(host string) (string, bool) {
 // (the addresses it resolves to are checked when it is dialled).
 func (r Rules) Decide(host string, port int) Decision {
 	h, isIP := normalise(host)
+	if isIP {
+		if a, err := netip.ParseAddr(h); err != nil || a.Zone() != "" {
+			return Decision{Reason: "an IP address with a zone, or malformed: not a destination"}
+		}
+	}
 	for _, p := range r.Deny {
-		if p.matches(h, port) {
+		if p.matches(h, isIP, port) {
 			return Decision{Reason: "denied by the policy's deny-domains (" + p.String() + ")"}
 		}
 	}
 	for _, p := range r.Allow {
-		if p.matches(h, port) {
+		if p.matches(h, isIP, port) {
 			return Decision{Allowed: true}
 		}
 	}
@@ -221,6 +237,11 @@ var privatePrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	// NAT64 (RFC 6052) and 6to4 embed an IPv4 address, a private one
+	// included; site-local is deprecated but still routed on some networks.
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"),
 }
 
 // Private says whether a is loopback, private, link-local, multicast,

@@ -23,6 +23,8 @@ func TestParsePattern(t *testing.T) {
 		{in: "[::1]:8080", want: Pattern{Host: "::1", Port: 8080}},
 		{in: "under_score.example", want: Pattern{Host: "under_score.example"}},
 		{in: "", err: "empty"},
+		{in: "fe80::1%lo", err: "zone"},
+		{in: "[fe80::1%lo]:443", err: "zone"},
 		{in: "*", err: "label"},
 		{in: "*.", err: "character '*'"},
 		{in: "*..", err: "empty name"},
@@ -72,7 +74,7 @@ func mustPatterns(t testing.TB, ss ...string) []Pattern {
 
 func TestDecide(t *testing.T) {
 	r := Rules{
-		Allow: mustPatterns(t, "example.com", "*.npmjs.org", "api.test:8443", "10.0.0.7", "*.corp.test"),
+		Allow: mustPatterns(t, "example.com", "*.npmjs.org", "api.test:8443", "10.0.0.7", "*.corp.test", "*.0.2.2"),
 		Deny:  mustPatterns(t, "evil.corp.test", "*.secret.corp.test"),
 	}
 	for _, tc := range []struct {
@@ -98,6 +100,17 @@ func TestDecide(t *testing.T) {
 		{"evil.corp.test", 443, false, "deny-domains (evil.corp.test)"},
 		{"x.secret.corp.test", 443, false, "deny-domains"},
 		{"bad name", 443, false, "not a valid"},
+		// An address with a zone that ends like an allowed suffix is an
+		// address, not a name (the red team's way past a wildcard).
+		{"2001:db8::5%.corp.test", 443, false, "zone"},
+		{"[2001:db8::5%.corp.test]", 443, false, "zone"},
+		{"::1%.corp.test", 443, false, "zone"},
+		{"fe80::1%eth0", 443, false, "zone"},
+		{"2001:db8::5%25.corp.test", 443, false, "zone"},
+		// A wildcard never matches an IP literal.
+		{"192.0.2.2", 443, false, "IP address"},
+		{"1.0.2.2", 80, false, "IP address"},
+		{"[::1]x", 443, false, "malformed"},
 	} {
 		d := r.Decide(tc.host, tc.port)
 		if d.Allowed != tc.ok || !strings.Contains(d.Reason, tc.reason) {
@@ -115,6 +128,7 @@ func TestPrivate(t *testing.T) {
 		{"192.168.1.1", true}, {"169.254.169.254", true}, {"100.64.0.1", true}, {"0.0.0.0", true},
 		{"::1", true}, {"fe80::1", true}, {"fd00::1", true}, {"::ffff:127.0.0.1", true}, {"::", true},
 		{"224.0.0.1", true}, {"8.8.8.8", false}, {"93.184.216.34", false}, {"2606:4700::1111", false},
+		{"64:ff9b::a00:5", true}, {"2002:a00:5::1", true}, {"fec0::1", true},
 	} {
 		if got := Private(netip.MustParseAddr(tc.a)); got != tc.want {
 			t.Errorf("Private(%s) = %v, want %v", tc.a, got, tc.want)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,7 @@ type Proxy struct {
 	blocked  map[hostPort]*Blocked
 	tunnels  map[net.Conn]struct{}
 	extra    map[net.Listener]struct{} // listeners given to Serve
+	open     atomic.Int32              // client connections admitted and not closed
 	closeErr error
 	once     sync.Once
 }
@@ -110,7 +112,7 @@ func Start(cfg Config) (*Proxy, error) {
 		ErrorHandler: p.forwardError,
 	}
 	p.srv = &http.Server{Handler: p.handler(rp), ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: nil}
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes, ErrorLog: nil}
 	p.wg.Add(2)
 	go func() { defer p.wg.Done(); _ = p.srv.Serve(chanListener{p}) }()
 	go func() { defer p.wg.Done(); p.accept(ln) }()
@@ -260,13 +262,57 @@ func (p *Proxy) accept(ln net.Listener) {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
+		if !p.admit() {
+			c.Close() // the command holds maxConns already
+			continue
+		}
+		lc := &limitedConn{Conn: c, free: p.release}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.classify(c)
+			p.classify(lc)
 		}()
 	}
 }
+
+// The bounds on what a command can make the proxy hold in the consumer's
+// process: connections at once (each a descriptor and two goroutines),
+// the size of a request's header, and how long a kept-alive connection
+// may idle between requests. A tunnel may idle as long as its ends like.
+const (
+	maxConns       = 512
+	maxHeaderBytes = 64 << 10
+	idleTimeout    = 60 * time.Second
+)
+
+// admit counts a new client connection, refusing one past maxConns. The
+// count is atomic, not under p.mu: Close closes connections holding p.mu.
+func (p *Proxy) admit() bool {
+	if p.open.Add(1) > maxConns {
+		p.open.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (p *Proxy) release() { p.open.Add(-1) }
+
+// limitedConn is an admitted client connection: closing it frees its
+// place. tunnel unwraps it (a splice needs the TCP connection itself) and
+// frees the place when the tunnel ends.
+type limitedConn struct {
+	net.Conn
+	once sync.Once
+	free func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.done()
+	return err
+}
+
+func (c *limitedConn) done() { c.once.Do(c.free) }
 
 func (p *Proxy) classify(c net.Conn) {
 	var first [1]byte
@@ -311,7 +357,11 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	}
 	var addrs []netip.Addr
 	if isIP {
-		addrs = []netip.Addr{netip.MustParseAddr(h)}
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return nil, refuse("not a valid IP address")
+		}
+		addrs = []netip.Addr{a}
 	} else {
 		res, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", h)
 		if err != nil {
@@ -495,6 +545,10 @@ func (p *Proxy) tunnel(client, up net.Conn, pending []byte) {
 			pc.prefix = nil
 		}
 		raw = pc.Conn
+	}
+	if lc, ok := raw.(*limitedConn); ok {
+		defer lc.done()
+		raw = lc.Conn
 	}
 	if len(pending) > 0 {
 		if _, err := up.Write(pending); err != nil {

@@ -319,3 +319,71 @@ func TestBlockedIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionsAreBounded: a command cannot make the proxy hold more
+// than maxConns connections (descriptors and goroutines in the consumer's
+// process): past the bound a new one is closed at once; once some close,
+// new ones are served again. A request header past maxHeaderBytes is
+// refused, not buffered.
+func TestConnectionsAreBounded(t *testing.T) {
+	p := startProxy(t, Rules{Allow: mustPatterns(t, "allowed.test")})
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := 0; i < maxConns; i++ {
+		c, err := net.Dial("tcp", p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// Each admitted connection is being classified (its first byte
+	// awaited); give the accept loop time to admit them all.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.open.Load() < maxConns && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	extra, err := net.Dial("tcp", p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("a connection past the bound: read %v, want EOF (closed by the proxy)", err)
+	}
+	extra.Close()
+	for _, c := range held[:10] {
+		c.Close()
+	}
+	held = held[10:]
+	deadline = time.Now().Add(5 * time.Second)
+	for p.open.Load() > maxConns-10 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c, err := net.Dial("tcp", p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET http://denied.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, "403") {
+		t.Errorf("control, a connection once others closed: %q %v, want the proxy's 403", line, err)
+	}
+
+	big, err := net.Dial("tcp", p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	big.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(big, "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nX-Pad: %s\r\n\r\n", strings.Repeat("a", 2*maxHeaderBytes))
+	line, err = bufio.NewReader(big).ReadString('\n')
+	if err != nil || !strings.Contains(line, "431") {
+		t.Errorf("a header past %d bytes: %q %v, want 431", maxHeaderBytes, line, err)
+	}
+}
