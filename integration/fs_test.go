@@ -161,7 +161,7 @@ func TestPrivateTempDir(t *testing.T) {
 		// Two wraps cannot write into each other's temp dir.
 		other := s.wrap(s.policy(), "true")
 		x := filepath.Join(other.TempDir, "x")
-		wantDenied(t, "write into another wrap's temp dir", s.tool(s.policy(), "write", x))
+		wantDenied(t, "write into another wrap's temp dir", s.tool(s.policy(), "write", x), "EACCES", "EROFS", "ENOENT")
 		wantAbsent(t, x)
 	})
 }
@@ -304,12 +304,16 @@ func TestCleanupRemovesReadOnlyScratch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Chmod(outside, 0o755)
-		w := s.wrap(s.policy(), "/bin/sh", "-c", `mkdir -p "$TMPDIR/mod/a/b" && echo x > "$TMPDIR/mod/a/b/f" && chmod 0500 "$TMPDIR/mod/a/b" "$TMPDIR/mod/a" "$TMPDIR/mod" && ln -s `+outside+` "$TMPDIR/link"`)
+		// A module cache's read-only tree, a directory made unopenable,
+		// and the temp dir itself left with no read or write right (a
+		// command that wants its scratch to outlive the wrap).
+		w := s.wrap(s.policy(), "/bin/sh", "-c", `mkdir -p "$TMPDIR/mod/a/b" "$TMPDIR/keep/x" && echo x > "$TMPDIR/mod/a/b/f" && echo y > "$TMPDIR/keep/x/f" && `+
+			`chmod 0500 "$TMPDIR/mod/a/b" "$TMPDIR/mod/a" "$TMPDIR/mod" && chmod 0 "$TMPDIR/keep/x" && ln -s `+outside+` "$TMPDIR/link" && chmod 0111 "$TMPDIR"`)
 		if r := s.spawn(w, nil); r.code != 0 {
 			t.Fatalf("control: the command: exit %d, %s", r.code, r.stderr)
 		}
-		if fi, err := os.Stat(filepath.Join(w.TempDir, "mod", "a")); err != nil || fi.Mode().Perm() != 0o500 {
-			t.Fatalf("control: the read-only tree is not there: %v %v", fi, err)
+		if fi, err := os.Stat(w.TempDir); err != nil || fi.Mode().Perm() != 0o111 {
+			t.Fatalf("control: the temp dir's mode is not what the command left: %v %v", fi, err)
 		}
 		if err := w.Cleanup(); err != nil {
 			t.Errorf("Cleanup: %v", err)
@@ -320,5 +324,23 @@ func TestCleanupRemovesReadOnlyScratch(t *testing.T) {
 		if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o500 {
 			t.Errorf("the directory the left-behind link names changed: %v %v", fi, err)
 		}
+	})
+}
+
+// TestOtherWrapsTempDirsUnreadable: a wrap's TMPDIR is private: a command
+// of another wrap of the same user cannot read or write it (the parent of
+// every wrap's temp dir is denied: an empty mount under namespaces, where
+// only its own dir shows; under landlock the names stay listable, as in
+// every deny-read directory), while its own is usable.
+func TestOtherWrapsTempDirsUnreadable(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		a := s.wrap(s.policy(), "true")
+		secret := filepath.Join(a.TempDir, "secret")
+		write(t, secret, "scratch of another wrap\n")
+		wantOK(t, "control: a wrap reads its own TMPDIR", s.tool(s.policy(), "write-in-env-dir", "TMPDIR", "mine"))
+		wantDenied(t, "read another wrap's TMPDIR", s.tool(s.policy(), "read", secret), "EACCES", "ENOENT")
+		wantDenied(t, "write into another wrap's TMPDIR", s.tool(s.policy(), "write", filepath.Join(a.TempDir, "planted")), "EACCES", "EROFS", "ENOENT")
+		wantAbsent(t, filepath.Join(a.TempDir, "planted"))
+		wantOK(t, "control: the file is readable unconfined", hostTool(t, "read", secret))
 	})
 }

@@ -197,6 +197,9 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 		return unavailable(run.name(), "cannot create the private temp dir", err)
 	}
 	spec.TempDir, w.TempDir = tmp, tmp
+	// The per-user parent holds every other wrap's temp dir (and its
+	// bridge, and the runner verdict): the command may read only its own.
+	spec.DenyRead = append(spec.DenyRead, filepath.Dir(tmp))
 	w.cleanup = func() error { return removeTemp(tmp) }
 	return nil
 }

@@ -117,7 +117,7 @@ func sweepStale(parent string, max int) int {
 		if !ok || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
-		if os.RemoveAll(filepath.Join(parent, e.Name())) == nil {
+		if removeTemp(filepath.Join(parent, e.Name())) == nil {
 			n++
 		}
 	}
