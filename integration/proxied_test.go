@@ -244,7 +244,7 @@ func TestCLIProxied(t *testing.T) {
 			if code != 0 || out != "via the cli 200\n403\n" {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 			}
-			if !strings.Contains(errs, "sandbox-run: note: the domain proxy refused 127.0.0.2 port "+strconv.Itoa(o.port)+" (once: ") {
+			if !strings.Contains(errs, "sandbox-run: note: the domain proxy refused \"127.0.0.2\" port "+strconv.Itoa(o.port)+" (once: ") {
 				t.Errorf("stderr does not name the refused destination: %q", errs)
 			}
 			var rep struct {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -68,15 +69,23 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 
 // blockedNote is the line the CLI prints after a run in which the domain
 // proxy refused something: each destination, how often, and why, so that
-// an agent can ask for exactly that name.
+// an agent can ask for exactly that name. The names are the command's
+// choice: each is quoted (non-ASCII escaped, so no character can pass for
+// the sandbox's own words), and past maxNoted the rest are counted only
+// (the report has them all).
 func blockedNote(blocked []sandbox.BlockedRequest) string {
-	parts := make([]string, len(blocked))
+	const maxNoted = 10
+	var parts []string
 	for i, b := range blocked {
+		if i == maxNoted {
+			parts = append(parts, fmt.Sprintf("and %d more (the report lists them)", len(blocked)-maxNoted))
+			break
+		}
 		times := "once"
 		if b.Count > 1 {
 			times = fmt.Sprintf("%d times", b.Count)
 		}
-		parts[i] = fmt.Sprintf("%s port %d (%s: %s)", b.Host, b.Port, times, b.Reason)
+		parts = append(parts, fmt.Sprintf("%s port %d (%s: %s)", strconv.QuoteToASCII(b.Host), b.Port, times, b.Reason))
 	}
 	return "sandbox-run: note: the domain proxy refused " + vocab.OneLine(strings.Join(parts, "; ")) + "; --allow-domain NAME allows a name"
 }

@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"strings"
+	"unicode"
 )
 
 // FatalExit is the exit status a launcher uses, and only uses, when it
@@ -73,8 +74,11 @@ func ProbeOKLine(name, token string) string {
 // holds a path (which may hold a newline or an escape) stays one line.
 func OneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r >= 0x7f && r < 0xa0 {
-			return ' ' // C0 and C1 controls: no escape sequence reaches a terminal
+		if r < 0x20 || r >= 0x7f && r < 0xa0 || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf) {
+			// C0 and C1 controls: no escape sequence reaches a terminal;
+			// line and paragraph separators and format characters (the
+			// bidi overrides): no line reads as two, or backwards.
+			return ' '
 		}
 		return r
 	}, s)

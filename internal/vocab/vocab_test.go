@@ -258,6 +258,8 @@ func TestOneLineStripsControls(t *testing.T) {
 		"del\x7f":           "del ",
 		"ünïcode stays":     "ünïcode stays",
 		"nbsp\u00a0is text": "nbsp\u00a0is text",
+		"line\u2028sep":     "line sep",
+		"rtl\u202eoverride": "rtl override",
 	} {
 		if got := OneLine(in); got != want {
 			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
