@@ -16,6 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// chmodVerbs are the calls that change a mode: fchmodat, fchmodat2 and
+// fchmod, without fchmodat2 where it does not exist unconfined (ENOSYS: a
+// kernel before 6.6, or a container whose seccomp profile predates it, as
+// Docker 20.10's does), so a command cannot make it either.
+func chmodVerbs(t *testing.T) []string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "chmod2-control")
+	write(t, f, "x")
+	if got := hostTool(t, "chmod2", "600", f); got == "ENOSYS" {
+		t.Logf("fchmodat2 unconfined: ENOSYS; not tested here")
+		return []string{"chmod", "fchmod"}
+	} else if got != "ok" {
+		t.Errorf("control: fchmodat2 unconfined: got %q, want ok or ENOSYS", got)
+	}
+	return []string{"chmod", "chmod2", "fchmod"}
+}
+
 // TestNoSetuidFilesLeftBehind: a command must not leave a setuid or setgid
 // file behind, by changing a mode or by creating a file with one: a person
 // (or anyone, for a root caller's files) would later run it with the
@@ -28,9 +45,10 @@ func TestNoSetuidFilesLeftBehind(t *testing.T) {
 	if m := hostToolRaw(t, "mode", ctl); m != "4755" {
 		t.Fatalf("control: mode %s after chmod 4755", m)
 	}
+	verbs := chmodVerbs(t)
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		for _, mode := range []string{"4755", "2755", "6755", "40000004755"} {
-			for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+			for _, verb := range verbs {
 				f := filepath.Join(s.ws, "existing-"+verb+"-"+mode)
 				write(t, f, "x")
 				os.Chmod(f, 0o644)
@@ -49,7 +67,7 @@ func TestNoSetuidFilesLeftBehind(t *testing.T) {
 			wantAbsent(t, f)
 		}
 		// Positive controls: ordinary modes keep working, by every call.
-		for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+		for _, verb := range verbs {
 			f := filepath.Join(s.ws, "plain-"+verb)
 			write(t, f, "x")
 			wantOK(t, verb+" 755", s.tool(s.policy(), verb, "755", f))
@@ -261,6 +279,7 @@ func TestNoTerminalWithoutTerminalStdio(t *testing.T) {
 // a symlink in the workspace too, in read-only mode only in the temp dir;
 // the setuid bit stays refused everywhere.
 func TestMetadataConfinedToTheWritableRoots(t *testing.T) {
+	verbs := chmodVerbs(t)
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		outside := filepath.Join(s.base, "own-file")
 		write(t, outside, "x")
@@ -281,7 +300,7 @@ func TestMetadataConfinedToTheWritableRoots(t *testing.T) {
 			}
 			return fi.Mode().Perm()
 		}
-		for _, verb := range []string{"chmod", "chmod2", "fchmod"} {
+		for _, verb := range verbs {
 			os.Chmod(outside, 0o600)
 			os.Chmod(inside, 0o600)
 			// Positive control: inside the workspace the mode changes.
