@@ -369,6 +369,12 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		// the command may already run.
 		int mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 		if (mfd < 0) {
+			// pid 2 resumed pid 1 by exiting, not by exec: stage 2 failed
+			// before it mounted /proc (its signed fatal line is out), and
+			// pid 1 ends with its status, 125, not as a watch failure.
+			int st2;
+			if (waitpid(cmd, &st2, WNOHANG) == cmd)
+				_exit(WIFEXITED(st2) ? WEXITSTATUS(st2) : 128 + WTERMSIG(st2));
 			fprintf(stderr, "ns-run: cannot watch the sandbox's mounts: %s\n", strerror(errno));
 			kill(-1, SIGKILL);
 			_exit(128 + SIGKILL);
