@@ -181,9 +181,10 @@ func answerProbe(name, token string, spec vocab.Spec) {
 	os.Exit(0)
 }
 
-// probeWrites proves the confinement from inside: a write in the granted
-// directory works; a write to a read-only subpath of it (when the spec has
-// one) or beside it is refused with EACCES or EROFS and leaves nothing.
+// probeWrites proves the confinement from inside: a write and a chmod in
+// the granted directory work; a write to a read-only subpath of it (when
+// the spec has one) or beside it is refused with EACCES or EROFS and
+// leaves nothing.
 func probeWrites(spec vocab.Spec) error {
 	if len(spec.Writable) != 1 {
 		return errors.New("probe needs exactly one writable root")
@@ -191,6 +192,16 @@ func probeWrites(spec vocab.Spec) error {
 	allowed := filepath.Join(spec.Writable[0], "probe-allowed")
 	if err := os.WriteFile(allowed, []byte("ok\n"), 0o600); err != nil {
 		return fmt.Errorf("allowed write failed: %w", err)
+	}
+	// A metadata change goes through the supervisor (seccomp's user
+	// notification, the command's memory read by the supervisor): where
+	// that path is broken, git init and venvs fail, and the runner must
+	// not pass its probe.
+	if err := os.Chmod(allowed, 0o640); err != nil {
+		return fmt.Errorf("chmod in the granted directory failed (the metadata supervisor): %w", err)
+	}
+	if fi, err := os.Stat(allowed); err != nil || fi.Mode().Perm() != 0o640 {
+		return fmt.Errorf("chmod in the granted directory did not take: %v %v", fi, err)
 	}
 	denied := filepath.Join(filepath.Dir(spec.Writable[0]), "probe-denied")
 	if len(spec.ReadOnly) > 0 {
