@@ -239,3 +239,31 @@ func TestSeatbeltAppliedReport(t *testing.T) {
 		t.Errorf("after Cleanup the last report is forgotten: %+v", o)
 	}
 }
+
+// TestSeatbeltLocalPortsUnderDeny: under network deny, an allowed local
+// port is the only IP destination the profile opens (localhost only), and
+// the trust services stay closed: there is no proxy to verify TLS through.
+func TestSeatbeltLocalPortsUnderDeny(t *testing.T) {
+	p := seatbeltProvider(true)
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"psql"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: t.TempDir(),
+		AllowLocalPorts: []int{5432}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	profile := w.Args[2]
+	if !strings.Contains(profile, `(remote tcp "localhost:5432")`) || strings.Count(profile, `(remote tcp "localhost:`) != 1 {
+		t.Errorf("the profile does not open exactly localhost:5432")
+	}
+	if strings.Contains(profile, `"com.apple.trustd"`) || strings.Contains(profile, `(remote ip "*:*")`) || w.Proxy != "" {
+		t.Errorf("network deny with a local port opened more: proxy %q", w.Proxy)
+	}
+	ctl, err := p.Wrap(context.Background(), Request{Argv: []string{"psql"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Cleanup()
+	if strings.Contains(ctl.Args[2], `(remote tcp "localhost:`) {
+		t.Error("control: network deny without local ports opens a port")
+	}
+}
