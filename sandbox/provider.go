@@ -183,6 +183,16 @@ type tempPreparer interface {
 	prepareTemp(spec *vocab.Spec, w *Wrapped) error
 }
 
+// tempParentDenier is implemented by the runners that deny reading the
+// per-user parent of the temp dirs while the wrap's own dir inside it stays
+// writable (a mount over the parent with the dir bound inside; Landlock
+// rules, which only add). Seatbelt's deny rules come after every allow, so
+// a deny of the parent would close the temp dir too: there the other
+// wraps' temp dirs stay readable (SECURITY.md).
+type tempParentDenier interface {
+	deniesTempParent() bool
+}
+
 // prepareTemp makes the wrap's private temp dir: the runner's own, or the
 // shared per-user one.
 func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
@@ -198,8 +208,11 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	}
 	spec.TempDir, w.TempDir = tmp, tmp
 	// The per-user parent holds every other wrap's temp dir (and its
-	// bridge, and the runner verdict): the command may read only its own.
-	spec.DenyRead = append(spec.DenyRead, filepath.Dir(tmp))
+	// bridge, and the runner verdict): the command may read only its own,
+	// where the runner can deny a directory and grant one inside it.
+	if tp, ok := run.(tempParentDenier); ok && tp.deniesTempParent() {
+		spec.DenyRead = append(spec.DenyRead, filepath.Dir(tmp))
+	}
 	w.cleanup = func() error { return removeTemp(tmp) }
 	return nil
 }

@@ -39,6 +39,9 @@ func (l landlockRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.LandlockRun, nil, withSeccomp(seccompfilter.Landlock))
 }
 
+// deniesTempParent: the other wraps' temp dirs are out of reach.
+func (landlockRunner) deniesTempParent() bool { return true }
+
 // bridgesPorts: the command shares the host's network; Landlock's TCP
 // rules hold its connects to the ports on the host's loopback (and, a
 // gap, on every other address).

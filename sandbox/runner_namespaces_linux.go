@@ -64,6 +64,9 @@ func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, er
 	}
 }
 
+// deniesTempParent: the other wraps' temp dirs are out of reach.
+func (namespacesRunner) deniesTempParent() bool { return true }
+
 // bridgesPorts: the sandbox has its own network namespace; the launcher
 // hands its loopback listeners to the provider's bridge.
 func (namespacesRunner) bridgesPorts() bool { return true }

@@ -267,3 +267,21 @@ func TestSeatbeltLocalPortsUnderDeny(t *testing.T) {
 		t.Error("control: network deny without local ports opens a port")
 	}
 }
+
+// TestSeatbeltKeepsItsTempDirOpen: the Linux runners deny the parent of
+// the temp dirs, but a Seatbelt deny of it would come after every allow
+// and close the wrap's own temp dir: the profile names no such path.
+func TestSeatbeltKeepsItsTempDirOpen(t *testing.T) {
+	p := seatbeltProvider(true)
+	w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	parent := "/" + filepath.Base(filepath.Dir(w.TempDir)) // sandbox-local-UID, however canonicalised
+	for _, a := range w.Args {
+		if strings.HasPrefix(a, "DENY") && strings.HasSuffix(a, parent) {
+			t.Errorf("the profile denies the temp dirs' parent: %s", a)
+		}
+	}
+}
