@@ -110,8 +110,11 @@ func (b *bridge) launch(c *net.UnixConn) {
 		c.Write([]byte("no"))
 		return
 	}
-	for _, l := range lns {
-		if !b.track(l.ln) {
+	for i, l := range lns {
+		if !b.track(l.ln) { // the bridge is closing: close the rest too
+			for _, rest := range lns[i+1:] {
+				rest.ln.Close()
+			}
 			return
 		}
 		defer b.untrack(l.ln)
