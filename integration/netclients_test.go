@@ -30,11 +30,8 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/netproxy"
 )
 
-// sbxNoProxy is what NO_PROXY holds: loopback only, so a server the
-// command starts itself (a dev server, a test fixture) is reached directly
-// and not refused by the proxy as a private address. It must never hold a
-// name the policy decides on.
-const sbxNoProxy = "localhost,127.0.0.1,::1"
+// sbxNoProxy is what NO_PROXY holds (netproxy.NoProxy).
+const sbxNoProxy = netproxy.NoProxy
 
 // proxyEnv is the environment of a command in the proxied network mode:
 // the proxy part is what the sandbox sets (copy it into the library), the
@@ -84,16 +81,7 @@ func proxyEnv(proxyURL string, caFile string) []string {
 	if err != nil {
 		panic(err)
 	}
-	socks := "socks5h://" + u.Host
-	env := []string{
-		"HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL,
-		"HTTPS_PROXY=" + proxyURL, "https_proxy=" + proxyURL,
-		"ALL_PROXY=" + socks, "all_proxy=" + socks,
-		"NO_PROXY=" + sbxNoProxy, "no_proxy=" + sbxNoProxy,
-		"npm_config_proxy=" + proxyURL, "npm_config_https_proxy=" + proxyURL,
-		"PIP_PROXY=" + proxyURL,
-		"CARGO_HTTP_PROXY=" + proxyURL,
-	}
+	env := netproxy.ClientEnv(u.Host)
 	if caFile != "" {
 		env = append(env,
 			"SSL_CERT_FILE="+caFile, "CURL_CA_BUNDLE="+caFile, "GIT_SSL_CAINFO="+caFile,

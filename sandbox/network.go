@@ -101,41 +101,17 @@ func networkName(m NetworkMode) NetworkMode {
 }
 
 // proxyEnv is what the wrap sets so that the common clients use the proxy
-// listening at 127.0.0.1:port; prev is the caller's value of a variable
-// (the command's environment before these are set). Names only a
-// particular tool reads, and why:
-//
-//   - http_proxy, https_proxy, all_proxy, no_proxy, lower case: curl and
-//     libcurl (git over https), wget, python (urllib, requests, pip), Go;
-//     curl ignores upper-case HTTP_PROXY (a CGI header can set it), so both
-//     cases are set for the others;
-//   - ALL_PROXY as socks5h: name resolution through the proxy for the
-//     clients that speak SOCKS (curl, git's socks support);
-//   - npm_config_proxy, npm_config_https_proxy: npm reads its own;
-//   - PIP_PROXY: pip's own setting, which wins over its config file;
-//   - CARGO_HTTP_PROXY: cargo reads no http_proxy for its registry;
-//   - JAVA_TOOL_OPTIONS: the JVM reads no variable at all, only system
-//     properties (Maven, Gradle); appended to the caller's options;
-//   - NO_PROXY: loopback goes direct, for allowed local ports (the proxy
-//     would refuse loopback anyway).
+// listening at 127.0.0.1:port (netproxy.ClientEnv), and JAVA_TOOL_OPTIONS:
+// the JVM reads no variable, only system properties (Maven, Gradle); they
+// are appended to the caller's options, prev being the value of a variable
+// in the command's environment before these are set.
 func proxyEnv(port int, prev func(string) string) []string {
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	httpURL, socksURL := "http://"+addr, "socks5h://"+addr
-	const noProxy = "localhost,127.0.0.1,::1"
-	env := []string{
-		"http_proxy=" + httpURL, "HTTP_PROXY=" + httpURL,
-		"https_proxy=" + httpURL, "HTTPS_PROXY=" + httpURL,
-		"all_proxy=" + socksURL, "ALL_PROXY=" + socksURL,
-		"no_proxy=" + noProxy, "NO_PROXY=" + noProxy,
-		"npm_config_proxy=" + httpURL, "npm_config_https_proxy=" + httpURL,
-		"PIP_PROXY=" + httpURL,
-		"CARGO_HTTP_PROXY=" + httpURL,
-	}
-	java := "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=" + strconv.Itoa(port) +
-		" -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=" + strconv.Itoa(port) +
+	p := strconv.Itoa(port)
+	java := "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=" + p +
+		" -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=" + p +
 		" -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]"
 	if old := strings.TrimSpace(prev("JAVA_TOOL_OPTIONS")); old != "" {
 		java = old + " " + java
 	}
-	return append(env, "JAVA_TOOL_OPTIONS="+java)
+	return append(netproxy.ClientEnv("127.0.0.1:"+p), "JAVA_TOOL_OPTIONS="+java)
 }
