@@ -1,6 +1,10 @@
 //go:build unix
 
-package main
+// Package procsig is how a process that stands for a sandboxed command
+// (sandbox-run, the pure-Go landlock relay) treats signals: which ones it
+// catches (Forwarded), which of those it passes on to the command
+// (PassOn), and how it ends by the signal the command died of (DieOf).
+package procsig
 
 import (
 	"errors"
@@ -11,24 +15,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// forwardedSignals are the signals the CLI catches; passOn says which of
-// them go on to the command.
-var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2}
+// Forwarded are the signals a stand-in for the command catches; PassOn
+// says which of them go on to the command.
+var Forwarded = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// passOn reports whether a signal the CLI received is sent on to the
+// PassOn reports whether a signal the process received is sent on to the
 // command. SIGTERM, SIGUSR1 and SIGUSR2 always are: only a process sends
-// them, and it meant the CLI. SIGINT, SIGQUIT and SIGHUP also come from the
+// them, and it meant the process. SIGINT, SIGQUIT and SIGHUP also come from the
 // terminal, which sends them to its whole foreground process group, the
-// command included (it is in the CLI's group): those are not passed on, or
+// command included (it is in the process's group): those are not passed on, or
 // the command would get them twice. Which one it was is not known here (Go
-// gives no si_code), so the CLI's situation decides: when one of its stdin,
-// stdout and stderr is its controlling terminal and the CLI's process
+// gives no si_code), so the process's situation decides: when one of its stdin,
+// stdout and stderr is its controlling terminal and the process's process
 // group is that terminal's foreground group, the terminal may have sent
 // it, and it is not passed on; a SIGHUP while one of them is a terminal
 // that hung up (the kernel sent it to the foreground group then) neither.
-// Otherwise (no terminal, or the CLI runs in the background) a process
+// Otherwise (no terminal, or the process runs in the background) a process
 // sent it, and it is passed on.
-func passOn(s os.Signal) bool {
+func PassOn(s os.Signal) bool {
 	switch s {
 	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
 		return !terminalSent(s == syscall.SIGHUP)
@@ -37,7 +41,7 @@ func passOn(s os.Signal) bool {
 }
 
 // terminalSent reports whether the terminal may have sent the signal the
-// CLI just received to the CLI's process group (see passOn).
+// CLI just received to the process's process group (see passOn).
 func terminalSent(hangup bool) bool {
 	own := unix.Getpgrp()
 	for fd := 0; fd <= 2; fd++ {
@@ -49,11 +53,11 @@ func terminalSent(hangup bool) bool {
 	return false
 }
 
-// dieOf ends the CLI by sig, the signal the command died of, as a real
+// DieOf ends the process by sig, the signal the command died of, as a real
 // death by that signal: the default action restored, no core dump (the
-// command's was its own), then raised. Should the CLI survive it, it exits
+// command's was its own), then raised. Should the process survive it, it exits
 // 128+N.
-func dieOf(sig syscall.Signal) {
+func DieOf(sig syscall.Signal) {
 	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
 	noCoreDump()
 	defaultAction(sig)
