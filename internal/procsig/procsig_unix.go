@@ -19,19 +19,19 @@ import (
 // says which of them go on to the command.
 var Forwarded = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// PassOn reports whether a signal the process received is sent on to the
-// command. SIGTERM, SIGUSR1 and SIGUSR2 always are: only a process sends
-// them, and it meant the process. SIGINT, SIGQUIT and SIGHUP also come from the
-// terminal, which sends them to its whole foreground process group, the
-// command included (it is in the process's group): those are not passed on, or
-// the command would get them twice. Which one it was is not known here (Go
-// gives no si_code), so the process's situation decides: when one of its stdin,
-// stdout and stderr is its controlling terminal and the process's process
-// group is that terminal's foreground group, the terminal may have sent
-// it, and it is not passed on; a SIGHUP while one of them is a terminal
-// that hung up (the kernel sent it to the foreground group then) neither.
-// Otherwise (no terminal, or the process runs in the background) a process
-// sent it, and it is passed on.
+// PassOn reports whether a signal the stand-in received is sent on to
+// the command. SIGTERM, SIGUSR1 and SIGUSR2 always are: only a process
+// sends them, and it meant the stand-in. SIGINT, SIGQUIT and SIGHUP also
+// come from the terminal, which sends them to its whole foreground process
+// group, the command included (it is in the stand-in's group): those are
+// not passed on, or the command would get them twice. Which one it was is
+// not known here (Go gives no si_code), so the stand-in's situation
+// decides: when one of its stdin, stdout and stderr is its controlling
+// terminal and its process group is that terminal's foreground group, the
+// terminal may have sent it, and it is not passed on; a SIGHUP while one
+// of them is a terminal that hung up (the kernel sent it to the foreground
+// group then) neither. Otherwise (no terminal, or the stand-in runs in the
+// background) a process sent it, and it is passed on.
 func PassOn(s os.Signal) bool {
 	switch s {
 	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
@@ -41,7 +41,7 @@ func PassOn(s os.Signal) bool {
 }
 
 // terminalSent reports whether the terminal may have sent the signal the
-// CLI just received to the process's process group (see passOn).
+// stand-in just received to its process group (see PassOn).
 func terminalSent(hangup bool) bool {
 	own := unix.Getpgrp()
 	for fd := 0; fd <= 2; fd++ {
@@ -53,9 +53,9 @@ func terminalSent(hangup bool) bool {
 	return false
 }
 
-// DieOf ends the process by sig, the signal the command died of, as a real
+// DieOf ends the stand-in by sig, the signal the command died of, as a real
 // death by that signal: the default action restored, no core dump (the
-// command's was its own), then raised. Should the process survive it, it exits
+// command's was its own), then raised. Should it survive it, it exits
 // 128+N.
 func DieOf(sig syscall.Signal) {
 	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
