@@ -64,8 +64,31 @@ func landlockLaunchers() map[string]func() {
 // chainFD is the supervisor's socket.
 var chainSupervised bool
 
-// startupToken: no C start moved the token here (see landlock_start_linux.go).
-func startupToken() (string, bool) { return "", false }
+// maxprocsAdded marks the GOMAXPROCS=1 the relay added for the later
+// stages' Go runtimes (each starts no thread for a second P while it starts
+// its goroutines): the launcher removes both before it execs the command,
+// which gets the caller's environment. A caller's own GOMAXPROCS is left
+// alone, for the stages and the command.
+const maxprocsAdded = "SANDBOX_LOCAL_GOMAXPROCS_ADDED"
+
+// stageEnv is the environment of the supervisor and the launcher.
+func stageEnv() []string {
+	env := os.Environ()
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		env = append(env, "GOMAXPROCS=1", maxprocsAdded+"=1")
+	}
+	return env
+}
+
+// startupToken removes what stageEnv added; no C start moved the token
+// here (see landlock_start_linux.go).
+func startupToken() (string, bool) {
+	if os.Getenv(maxprocsAdded) == "1" {
+		os.Unsetenv("GOMAXPROCS")
+	}
+	os.Unsetenv(maxprocsAdded)
+	return "", false
+}
 
 // supervised reports whether this launcher was started by the chain's
 // supervisor.
@@ -100,7 +123,7 @@ func startStage(stage string, args []string, files []*os.File, attr *syscall.Sys
 		}
 	}
 	return os.StartProcess("/proc/self/exe", append([]string{stage}, args...), &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   stageEnv(),
 		Files: append(std, files...),
 		Sys:   attr,
 	})
