@@ -7,8 +7,7 @@ import (
 )
 
 func launchers() map[string]func() {
-	return map[string]func(){
-		vocab.LandlockRun: func() { landlockRun(os.Args[1:]) },
-		vocab.NsRun:       func() { nsRun(os.Args[1:]) },
-	}
+	m := landlockLaunchers()
+	m[vocab.NsRun] = func() { nsRun(os.Args[1:]) }
+	return m
 }

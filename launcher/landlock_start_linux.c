@@ -1,3 +1,5 @@
+//go:build !sandbox_gosupervisor
+
 // Start-up of the landlock-run launcher, in C, before the Go runtime.
 //
 // landlock-run itself is Go (landlock_run_linux.go), and its process lives

@@ -1,3 +1,5 @@
+//go:build linux && cgo && !sandbox_gosupervisor
+
 package launcher
 
 /*
@@ -12,6 +14,12 @@ import (
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
+
+// landlockLaunchers: with the C start, landlock-run goes straight on to
+// landlockRun in the launcher its supervisor forked (supervise_linux.c).
+func landlockLaunchers() map[string]func() {
+	return map[string]func(){vocab.LandlockRun: func() { landlockRun(os.Args[1:]) }}
+}
 
 // startupToken returns the wrap token when landlock_start_linux.c moved it
 // out of the environment to start the runtime with GOMAXPROCS=1, and then

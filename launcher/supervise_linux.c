@@ -1,3 +1,5 @@
+//go:build !sandbox_gosupervisor
+
 // The supervised start of landlock-run, before the Go runtime starts.
 //
 // Under the landlock runner there is no pid namespace whose end takes the

@@ -80,6 +80,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bo-agent/sandbox-local/internal/procsig"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/launcher"
 	"github.com/bo-agent/sandbox-local/sandbox"
@@ -98,7 +99,7 @@ func main() {
 	}
 	code, sig := run(os.Args[1:], os.Stdout, os.Stderr)
 	if sig != 0 {
-		dieOf(sig)
+		procsig.DieOf(sig)
 	}
 	os.Exit(code)
 }
@@ -430,7 +431,7 @@ type reportFile struct {
 }
 
 // runChild runs the wrap's launcher as a child with this process's stdio,
-// passes on the signals a process sent the CLI (passOn), waits, writes the
+// passes on the signals a process sent the CLI (procsig.PassOn), waits, writes the
 // report if one was asked for, says on stderr when a failure looks like
 // the sandbox's refusal (unless quiet), and returns the command's exit
 // status, or the signal it died of.
@@ -455,7 +456,7 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 		cmd.WaitDelay = stderrDrain
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwardedSignals...)
+	signal.Notify(sigs, procsig.Forwarded...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
@@ -467,7 +468,7 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 		for {
 			select {
 			case s := <-sigs:
-				if passOn(s) {
+				if procsig.PassOn(s) {
 					cmd.Process.Signal(s)
 				}
 			case <-done:

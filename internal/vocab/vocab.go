@@ -75,6 +75,16 @@ const (
 	WinACLRun   = "winacl-run"
 )
 
+// The pure-Go landlock launcher's later stages (a build without cgo, where
+// no C supervisor starts before the Go runtime: launcher/landlock_chain_linux.go).
+// landlock-run is then the relay; it re-executes the binary as the
+// supervisor, which re-executes it as the launcher that confines itself and
+// execs the command. Consumers only ever spawn LandlockRun.
+const (
+	LandlockSupervisor = "landlock-run-supervisor"
+	LandlockConfine    = "landlock-run-confine"
+)
+
 // SeatbeltRun is the seatbelt runner's step inside sandbox-exec: the
 // provider's own binary, started as "SELF seatbelt-run -- CMD ARGS...".
 // sandbox-exec execs it with argv[0] set to its path, so it is dispatched

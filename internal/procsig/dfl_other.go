@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package main
+package procsig
 
 import (
 	"os/signal"
@@ -11,7 +11,7 @@ import (
 // lets it (a SIGQUIT still ends in its goroutine dump here).
 func defaultAction(sig syscall.Signal) { signal.Reset(sig) }
 
-// noCoreDump: RLIMIT_CORE, set by dieOf, is enough here.
+// noCoreDump: RLIMIT_CORE, set by DieOf, is enough here.
 func noCoreDump() {}
 
 // raise sends sig to this process.

@@ -1,4 +1,4 @@
-package main
+package procsig
 
 import (
 	"os/signal"
@@ -21,7 +21,7 @@ func defaultAction(sig syscall.Signal) {
 }
 
 // noCoreDump keeps a core_pattern that pipes to a program (which
-// RLIMIT_CORE does not stop) from being handed the CLI's memory.
+// RLIMIT_CORE does not stop) from being handed the process's memory.
 func noCoreDump() {
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

@@ -1,0 +1,508 @@
+//go:build linux && (!cgo || sandbox_gosupervisor)
+
+package launcher
+
+// The metadata calls the chain's supervisor makes for the command: the Go
+// form of metadata_linux.c, for a binary without cgo. The rule is the
+// same, and so are the tests (integration's TestMetadataConfinedToTheWritableRoots):
+//
+//   - it opens the object the call names the way the kernel would for the
+//     command (its working directory or directory descriptor through
+//     /proc/PID, the path read from the command's memory into the
+//     supervisor's own buffer, symlinks followed unless the call says
+//     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
+//   - it checks that the notification is still live (the command is still
+//     blocked in that call, so the pid was not reused meanwhile);
+//   - it refuses any object not beneath a writable root or the temp dir
+//     (EACCES), and the setuid and setgid bits (EPERM);
+//   - it makes the change through that descriptor, on a thread with no
+//     capability, so the kernel's own owner and permission checks are the
+//     command's. A symlink's own mode, times and xattrs are refused.
+//
+// It never lets the kernel continue the command's own call.
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's seccomp user-notification interface (linux/seccomp.h).
+const (
+	notifRecv    = 0xc0502100 // SECCOMP_IOCTL_NOTIF_RECV
+	notifSend    = 0xc0182101 // SECCOMP_IOCTL_NOTIF_SEND
+	notifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
+	sysFchmodat2 = 452
+	// The inode-flag requests seccompfilter hands over (its notifiedIoctls).
+	fsIocSetflags   = 0x40086602
+	fsIoc32Setflags = 0x40046602
+	fsIocFssetxattr = 0x401c5820
+)
+
+// seccompNotif is struct seccomp_notif; the buffer it is read into is
+// larger, as the kernel may grow it.
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+type metaOp int
+
+const (
+	metaChmod metaOp = iota
+	metaChown
+	metaUtimes
+	metaSetxattr
+	metaRemovexattr
+	metaFlags
+	metaFsxattr
+)
+
+// metaCall is one metadata call, decoded.
+type metaCall struct {
+	op       metaOp
+	fd       int // the object, opened here (O_PATH)
+	mode     uint32
+	uid, gid int
+	times    *[2]unix.Timespec
+	name     string
+	value    uint64
+	size     uint64
+	xflags   int
+	ioctlArg []byte // FS_IOC_SETFLAGS' int, FS_IOC_FSSETXATTR's struct fsxattr
+}
+
+// serveMetadata takes the seccomp listener the launcher sends on sock and
+// answers every notification on it until no process of the filter is
+// left. It runs on a thread of its own with no capability.
+func serveMetadata(sock int, roots []string) {
+	runtime.LockOSThread() // never unlocked: the thread dies with its capabilities dropped
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		unix.Close(sock)
+		return // the command's metadata calls then fail (ENOSYS): closed, not open
+	}
+	listener := takeListener(sock)
+	if listener < 0 {
+		return
+	}
+	defer unix.Close(listener)
+	m := &metaServer{listener: listener, roots: roots}
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			return // every process of the filter is gone
+		}
+		m.answer()
+	}
+}
+
+// takeListener receives the listener the launcher sends on sock, and
+// closes sock; -1 when none came.
+func takeListener(sock int) int {
+	defer unix.Close(sock)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(sock, make([]byte, 1), oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1
+	}
+	return fds[0]
+}
+
+type metaServer struct {
+	listener int
+	pid      int
+	roots    []string
+	memFile  bool // process_vm_readv refused here: read /proc/PID/mem
+}
+
+func (m *metaServer) answer() {
+	var req struct {
+		n    seccompNotif
+		room [1024 - unsafe.Sizeof(seccompNotif{})]byte
+	}
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifRecv, uintptr(unsafe.Pointer(&req))); e != 0 {
+		return // EINTR, or the command died before its call was read
+	}
+	errno := m.metaFor(&req.n)
+	resp := struct {
+		r    seccompNotifResp
+		room [1024 - unsafe.Sizeof(seccompNotifResp{})]byte
+	}{r: seccompNotifResp{id: req.n.id, error: -int32(errno)}}
+	unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifSend, uintptr(unsafe.Pointer(&resp)))
+}
+
+// metaFor makes one metadata call for the command: decoded, its object
+// checked, then made; 0 or an errno.
+func (m *metaServer) metaFor(req *seccompNotif) unix.Errno {
+	m.pid = int(req.pid)
+	c, errno := m.decode(req)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(c.fd)
+	self := "/proc/self/fd/" + strconv.Itoa(c.fd)
+	where, err := os.Readlink(self)
+	id := req.id
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifIDValid, uintptr(unsafe.Pointer(&id))); e != 0 {
+		return unix.ENOENT // the command is gone from the call: the answer goes nowhere
+	}
+	if err != nil || !strings.HasPrefix(where, "/") || strings.Contains(where, " (deleted)") || !m.beneath(where) {
+		return unix.EACCES
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(c.fd, &st); err != nil {
+		return errnoOf(err)
+	}
+	return m.perform(c, self, &st)
+}
+
+func (m *metaServer) beneath(path string) bool {
+	for _, r := range m.roots {
+		if r == "/" || path == r || strings.HasPrefix(path, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	if pe, ok := err.(*os.PathError); ok {
+		return errnoOf(pe.Err)
+	}
+	if se, ok := err.(*os.SyscallError); ok {
+		return errnoOf(se.Err)
+	}
+	return unix.EIO
+}
+
+// peek copies len(buf) bytes at addr in the command's memory; how many, or
+// an errno. process_vm_readv first; where a container's seccomp profile
+// refuses it, /proc/PID/mem, which the kernel allows on the same ptrace
+// check.
+func (m *metaServer) peek(addr uint64, buf []byte) (int, unix.Errno) {
+	if !m.memFile {
+		local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+		n, err := unix.ProcessVMReadv(m.pid, local, remote, 0)
+		if err == nil {
+			return n, 0
+		}
+		if err != unix.EPERM && err != unix.ENOSYS {
+			return 0, errnoOf(err)
+		}
+		m.memFile = true
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	defer unix.Close(fd)
+	n, err := unix.Pread(fd, buf, int64(addr))
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	return n, 0
+}
+
+// readString copies the NUL-terminated string at addr, at most max bytes,
+// a page at a time (it may end just before an unmapped page).
+func (m *metaServer) readString(addr uint64, max int) (string, unix.Errno) {
+	buf := make([]byte, max)
+	got := 0
+	for got < max {
+		want := min(4096-int((addr+uint64(got))&4095), max-got)
+		n, errno := m.peek(addr+uint64(got), buf[got:got+want])
+		if errno != 0 {
+			return "", errno
+		}
+		if n <= 0 {
+			return "", unix.EFAULT
+		}
+		if i := bytes.IndexByte(buf[got:got+n], 0); i >= 0 {
+			return string(buf[:got+i]), 0
+		}
+		got += n
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+func (m *metaServer) readMem(addr uint64, size int) ([]byte, unix.Errno) {
+	buf := make([]byte, size)
+	if size == 0 {
+		return buf, 0
+	}
+	n, errno := m.peek(addr, buf)
+	if errno != 0 {
+		return nil, errno
+	}
+	if n != size {
+		return nil, unix.EFAULT
+	}
+	return buf, 0
+}
+
+// target opens what a call of the command names by path, relative to its
+// directory descriptor dirfd (or working directory), as O_PATH.
+func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.Errno) {
+	path, errno := m.readString(pathAddr, unix.PathMax)
+	if errno != 0 {
+		return -1, errno
+	}
+	base := unix.AT_FDCWD
+	if !strings.HasPrefix(path, "/") {
+		what := "cwd"
+		if dirfd != unix.AT_FDCWD {
+			what = "fd/" + strconv.Itoa(int(dirfd))
+		}
+		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/"+what, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if err == unix.ENOENT {
+				return -1, unix.EBADF
+			}
+			return -1, errnoOf(err)
+		}
+		base = b
+		defer unix.Close(b)
+	}
+	if path == "" {
+		if flags&unix.AT_EMPTY_PATH == 0 || base == unix.AT_FDCWD {
+			return -1, unix.ENOENT
+		}
+		fd, err := unix.Dup(base)
+		if err != nil {
+			return -1, errnoOf(err)
+		}
+		unix.CloseOnExec(fd)
+		return fd, 0
+	}
+	oflags := unix.O_PATH | unix.O_CLOEXEC
+	if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+		oflags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat(base, path, oflags, 0)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}
+
+// procFD opens the command's descriptor n (fchmod, fchown, fsetxattr,
+// utimensat with no path).
+func (m *metaServer) procFD(n uint64) (int, unix.Errno) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(int(int32(n))), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return -1, unix.EBADF
+	}
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}
+
+// nofollowIf is AT_SYMLINK_NOFOLLOW for the l* calls.
+func nofollowIf(l bool) int {
+	if l {
+		return unix.AT_SYMLINK_NOFOLLOW
+	}
+	return 0
+}
+
+// ids reads a chown argument as the kernel does: 32 bits, -1 for "keep".
+func ids(v uint64) int { return int(int32(uint32(v))) }
+
+// decode reads the call's arguments, and the strings and times they point
+// to, and opens its object.
+func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
+	a := req.args
+	c := &metaCall{fd: -1}
+	var errno unix.Errno
+	var nameAddr uint64
+	switch nr := int(req.nr); nr {
+	case unix.SYS_FCHMODAT:
+		c.op, c.mode = metaChmod, uint32(a[2])
+		c.fd, errno = m.target(int32(a[0]), a[1], 0)
+	case sysFchmodat2:
+		if a[3]&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+			return nil, unix.EINVAL
+		}
+		c.op, c.mode = metaChmod, uint32(a[2])
+		c.fd, errno = m.target(int32(a[0]), a[1], int(a[3]))
+	case unix.SYS_FCHMOD:
+		c.op, c.mode = metaChmod, uint32(a[1])
+		c.fd, errno = m.procFD(a[0])
+	case unix.SYS_FCHOWN:
+		c.op, c.uid, c.gid = metaChown, ids(a[1]), ids(a[2])
+		c.fd, errno = m.procFD(a[0])
+	case unix.SYS_FCHOWNAT:
+		if a[4]&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+			return nil, unix.EINVAL
+		}
+		c.op, c.uid, c.gid = metaChown, ids(a[2]), ids(a[3])
+		c.fd, errno = m.target(int32(a[0]), a[1], int(a[4]))
+	case unix.SYS_UTIMENSAT:
+		if a[3]&^uint64(unix.AT_SYMLINK_NOFOLLOW) != 0 {
+			return nil, unix.EINVAL
+		}
+		c.op = metaUtimes
+		if a[2] != 0 {
+			b, e := m.readMem(a[2], int(unsafe.Sizeof([2]unix.Timespec{})))
+			if e != 0 {
+				return nil, e
+			}
+			c.times = (*[2]unix.Timespec)(unsafe.Pointer(&b[0]))
+		}
+		if a[1] == 0 {
+			c.fd, errno = m.procFD(a[0])
+		} else {
+			c.fd, errno = m.target(int32(a[0]), a[1], int(a[3]))
+		}
+	case unix.SYS_SETXATTR, unix.SYS_LSETXATTR:
+		c.op, nameAddr, c.value, c.size, c.xflags = metaSetxattr, a[1], a[2], a[3], int(a[4])
+		c.fd, errno = m.target(unix.AT_FDCWD, a[0], nofollowIf(nr == unix.SYS_LSETXATTR))
+	case unix.SYS_FSETXATTR:
+		c.op, nameAddr, c.value, c.size, c.xflags = metaSetxattr, a[1], a[2], a[3], int(a[4])
+		c.fd, errno = m.procFD(a[0])
+	case unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR:
+		c.op, nameAddr = metaRemovexattr, a[1]
+		c.fd, errno = m.target(unix.AT_FDCWD, a[0], nofollowIf(nr == unix.SYS_LREMOVEXATTR))
+	case unix.SYS_FREMOVEXATTR:
+		c.op, nameAddr = metaRemovexattr, a[1]
+		c.fd, errno = m.procFD(a[0])
+	case unix.SYS_IOCTL:
+		// Only the inode-flag requests reach here, compared on their low
+		// 32 bits as the kernel reads them.
+		size := 0
+		switch uint32(a[1]) {
+		case fsIocFssetxattr:
+			c.op, size = metaFsxattr, 28 // struct fsxattr
+		case fsIocSetflags, fsIoc32Setflags:
+			c.op, size = metaFlags, 4
+		default:
+			return nil, unix.ENOTTY
+		}
+		if c.ioctlArg, errno = m.readMem(a[2], size); errno != 0 {
+			return nil, errno
+		}
+		c.fd, errno = m.procFD(a[0])
+	default:
+		var ok bool
+		if c, ok, errno = m.decodeLegacy(nr, a); !ok {
+			return nil, unix.ENOSYS
+		}
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	if c.op == metaSetxattr || c.op == metaRemovexattr {
+		name, e := m.readString(nameAddr, 256)
+		if e != 0 {
+			unix.Close(c.fd)
+			if e == unix.ENAMETOOLONG {
+				return nil, unix.ERANGE
+			}
+			return nil, e
+		}
+		c.name = name
+	}
+	return c, 0
+}
+
+// perform makes the call on the object c.fd is (self: /proc/self/fd/N).
+func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Errno {
+	isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
+	switch c.op {
+	case metaChmod:
+		if c.mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			return unix.EPERM // as the namespaces runner's filter refuses them
+		}
+		if isLink {
+			return unix.EOPNOTSUPP
+		}
+		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, c.mode&07777, 0))
+	case metaChown:
+		return errnoOf(unix.Fchownat(c.fd, "", c.uid, c.gid, unix.AT_EMPTY_PATH))
+	case metaUtimes:
+		if isLink {
+			return unix.EOPNOTSUPP
+		}
+		p, err := unix.BytePtrFromString(self)
+		if err != nil {
+			return unix.EINVAL
+		}
+		fdcwd := unix.AT_FDCWD
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fdcwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(c.times)), 0, 0, 0)
+		return e
+	case metaSetxattr:
+		if isLink {
+			return unix.EPERM
+		}
+		if c.size > 65536 {
+			return unix.E2BIG
+		}
+		value, e := m.readMem(c.value, int(c.size))
+		if e != 0 {
+			return e
+		}
+		return errnoOf(unix.Setxattr(self, c.name, value, c.xflags))
+	case metaRemovexattr:
+		if isLink {
+			return unix.EPERM
+		}
+		return errnoOf(unix.Removexattr(self, c.name))
+	case metaFlags, metaFsxattr:
+		if mt := st.Mode & unix.S_IFMT; mt != unix.S_IFREG && mt != unix.S_IFDIR {
+			return unix.ENOTTY
+		}
+		f, err := unix.Open(self, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return errnoOf(err)
+		}
+		defer unix.Close(f)
+		req := uintptr(fsIocSetflags)
+		if c.op == metaFsxattr {
+			req = fsIocFssetxattr
+		}
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(f), req, uintptr(unsafe.Pointer(&c.ioctlArg[0])))
+		return e
+	}
+	return unix.ENOSYS
+}
