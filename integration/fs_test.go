@@ -227,11 +227,15 @@ func TestDenyReadDirectory(t *testing.T) {
 func TestCredentialsUnreadableByDefault(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		home := filepath.Join(s.base, "home")
-		secrets := []string{".ssh/id_ed25519", ".aws/credentials", ".npmrc", ".config/gh/hosts.yml", ".git-credentials"}
+		secrets := []string{".ssh/id_ed25519", ".aws/credentials", ".npmrc", ".config/gh/hosts.yml", ".git-credentials",
+			".config/git/credentials", ".cache/huggingface/token", ".kaggle/kaggle.json", ".config/rclone/rclone.conf"}
 		for _, f := range secrets {
 			write(t, filepath.Join(home, f), "secret\n")
 		}
 		write(t, filepath.Join(home, ".bashrc"), "# rc\n")
+		// Beside denied names: a build's cache and git's own config stay readable.
+		write(t, filepath.Join(home, ".cache/pip/http/entry"), "cached\n")
+		write(t, filepath.Join(home, ".config/git/ignore"), "*.o\n")
 		t.Setenv("HOME", home)
 		for _, f := range secrets {
 			p := filepath.Join(home, f)
@@ -241,6 +245,8 @@ func TestCredentialsUnreadableByDefault(t *testing.T) {
 		wantOK(t, "read ~/.bashrc", s.tool(s.policy(), "read", filepath.Join(home, ".bashrc")))
 		wantOK(t, "list ~", s.tool(s.policy(), "readdir", home))
 		wantOK(t, "list ~/.config", s.tool(s.policy(), "readdir", filepath.Join(home, ".config")))
+		wantOK(t, "read ~/.cache/pip/http/entry", s.tool(s.policy(), "read", filepath.Join(home, ".cache/pip/http/entry")))
+		wantOK(t, "read ~/.config/git/ignore", s.tool(s.policy(), "read", filepath.Join(home, ".config/git/ignore")))
 
 		one := s.policy()
 		one.AllowRead = []string{filepath.Join(home, ".ssh")}

@@ -16,11 +16,22 @@ var credentialPaths = []string{
 	".aws", ".azure", ".config/gcloud", ".kube", ".oci", ".config/doctl",
 	// Container registries.
 	".docker", ".config/containers/auth.json",
-	// Forges and git over HTTP.
-	".netrc", ".git-credentials", ".config/gh", ".config/hub", ".config/glab-cli",
+	// Object stores and hosting providers' command-line tools.
+	".s3cfg", ".boto", ".config/rclone", ".config/hcloud", ".config/scw", ".config/linode-cli",
+	".databrickscfg", ".snowflake", ".fly", ".config/ngrok", ".ngrok2",
+	// Forges and git over HTTP (git's credential store in both of its
+	// places, and its credential cache daemon's socket).
+	".netrc", ".git-credentials", ".config/git/credentials", ".git-credential-cache", ".cache/git/credential",
+	".config/gh", ".config/hub", ".config/glab-cli",
 	// Package registries.
 	".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-	".gem/credentials", ".terraform.d/credentials.tfrc.json", ".vault-token",
+	".gem/credentials", ".terraform.d/credentials.tfrc.json", ".terraformrc", ".vault-token",
+	".config/pypoetry/auth.toml", ".composer/auth.json", ".config/composer/auth.json",
+	// Model and data hubs.
+	".cache/huggingface/token", ".huggingface/token", ".kaggle",
+	// Encryption keys (age keys for sops) and the NSS database of client
+	// certificates.
+	".config/sops", ".pki",
 	// Databases.
 	".pgpass", ".my.cnf",
 	// Password stores and keyrings.
