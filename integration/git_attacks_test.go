@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
@@ -316,4 +317,39 @@ func TestHuskyHooks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPlantedFIFONeverHoldsTheNextWrap: Wrap reads the git files a command
+// may have left in the workspace (a .git pointer, the commondir it names,
+// a config, the hooks directory). A FIFO in one of those places held Wrap
+// in open(2) forever, and every command after it (red team). Each layout
+// is planted by a command under the runner, then the next Wrap and its
+// command must finish; the control is the same layout with regular files.
+func TestPlantedFIFONeverHoldsTheNextWrap(t *testing.T) {
+	layouts := []struct{ name, plant string }{
+		{"pointer to a git dir whose commondir is a FIFO", `mkdir sub && printf 'gitdir: sub\n' > .git && mkfifo sub/commondir`},
+		{"hooks path whose husky directory is a FIFO", `mkdir -p .git && printf '[core]\n\thooksPath = .husky/_\n' > .git/config && mkdir .husky && mkfifo .husky/_`},
+		{"the git config itself is a FIFO", `mkdir -p .git && mkfifo .git/config`},
+		{"a worktrees directory that is a FIFO", `mkdir -p .git && mkfifo .git/worktrees`},
+	}
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, l := range layouts {
+			t.Run(l.name, func(t *testing.T) {
+				s := newSbx(t, s.runner)
+				if r := s.run(s.policy(), "/bin/sh", "-c", l.plant); r.code != 0 {
+					t.Fatalf("control: planting: exit %d, %s", r.code, r.stderr)
+				}
+				done := make(chan ran, 1)
+				go func() { done <- s.run(s.policy(), "/bin/sh", "-c", "echo next-command-ran") }()
+				select {
+				case r := <-done:
+					if r.code != 0 || !strings.Contains(r.stdout, "next-command-ran") {
+						t.Fatalf("the next command: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatal("the next Wrap and command did not finish in 20 s: a planted FIFO holds Wrap")
+				}
+			})
+		}
+	})
 }

@@ -71,16 +71,49 @@ type fileSystem interface {
 
 type osFS struct{}
 
-func (osFS) Lstat(n string) (fs.FileInfo, error)     { return os.Lstat(n) }
-func (osFS) ReadDir(n string) ([]fs.DirEntry, error) { return os.ReadDir(n) }
-func (osFS) ReadFile(n string) ([]byte, error)       { return os.ReadFile(n) }
+// The files Wrap reads in a workspace were left there by earlier commands:
+// every one is opened without blocking (a FIFO named .git/commondir would
+// otherwise hold Wrap, and every later command, forever), then must be
+// what was asked for, a regular file of at most maxGitFile bytes or a
+// directory, before anything is read.
 
-func (osFS) ReadDirN(name string, n int) ([]fs.DirEntry, error) {
-	f, err := os.Open(name)
+// maxGitFile bounds a git config, pointer or commondir file Wrap reads.
+const maxGitFile = 1 << 20
+
+func (osFS) Lstat(n string) (fs.FileInfo, error) { return os.Lstat(n) }
+
+func (osFS) ReadFile(n string) ([]byte, error) {
+	f, err := os.OpenFile(n, os.O_RDONLY|oNoBlock, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxGitFile {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", n, maxGitFile)
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitFile))
+}
+
+// ReadDir reads a whole directory, sorted by name as os.ReadDir does.
+func (fsys osFS) ReadDir(n string) ([]fs.DirEntry, error) {
+	ents, err := fsys.ReadDirN(n, -1)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
+}
+
+func (osFS) ReadDirN(name string, n int) ([]fs.DirEntry, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|oNoBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", name)
+	}
 	ents, err := f.ReadDir(n)
 	if errors.Is(err, io.EOF) {
 		err = nil // an empty directory

@@ -15,3 +15,7 @@ func processAlive(pid int) bool {
 
 // oNoFollow makes an open fail on a final symlink.
 const oNoFollow = syscall.O_NOFOLLOW
+
+// oNoBlock opens a FIFO without waiting for a writer, and a terminal
+// without making it the controlling one.
+const oNoBlock = syscall.O_NONBLOCK | syscall.O_NOCTTY

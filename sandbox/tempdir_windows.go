@@ -19,5 +19,8 @@ func processAlive(pid int) bool {
 // there (one candidate, never probed).
 const oNoFollow = 0
 
+// oNoBlock: no FIFO or terminal is opened by path on Windows.
+const oNoBlock = 0
+
 // makeRemovable: the winacl runner removes its own session dirs.
 func makeRemovable(string) {}
