@@ -179,3 +179,45 @@ func TestDeeplyNestedSubmoduleGitDir(t *testing.T) {
 		}
 	})
 }
+
+// TestHooksPathFromTheUsersGitConfig: a team convention puts
+// core.hooksPath = .githooks in the user's own ~/.gitconfig (or the
+// system's), not in the repository's: git runs that worktree's .githooks
+// on the user's next commit, so they are as protected as .git/hooks. The
+// red team rewrote such a hook under a wrap that read only the
+// repository's config. Controls: with no such setting .githooks is
+// writable (it is the user's config that protects it), and the rest of
+// the worktree stays writable.
+func TestHooksPathFromTheUsersGitConfig(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		hooks := filepath.Join(s.ws, ".githooks")
+		write(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\nexit 0\n")
+		home := filepath.Join(s.base, "home")
+		os.MkdirAll(home, 0o755)
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", "")
+		t.Setenv("GIT_CONFIG_GLOBAL", "")
+		if s.traits().enforcesReadOnly {
+			wantOK(t, "control: without the setting, .githooks is writable", s.tool(s.policy(), "append", filepath.Join(hooks, "pre-commit")))
+		}
+		for _, where := range []string{".gitconfig", ".config/git/config"} {
+			t.Run(where, func(t *testing.T) {
+				cfg := filepath.Join(home, where)
+				write(t, cfg, "[core]\n\thooksPath = .githooks\n")
+				defer os.Remove(cfg)
+				w := s.wrap(s.policy(), "true")
+				if !s.traits().enforcesReadOnly {
+					if gapNaming(w, hooks) == "" {
+						t.Errorf("no gap names the hooks path %s from ~/%s: %v", hooks, where, w.Gaps)
+					}
+					return
+				}
+				wantDenied(t, "rewrite a hook of the user's hooks path", s.tool(s.policy(), "write", filepath.Join(hooks, "pre-commit")))
+				wantDenied(t, "plant a hook in the user's hooks path", s.tool(s.policy(), "write", filepath.Join(hooks, "post-checkout")))
+				wantAbsent(t, filepath.Join(hooks, "post-checkout"))
+				wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "notes")))
+			})
+		}
+	})
+}

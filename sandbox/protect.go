@@ -197,11 +197,13 @@ func gitProtected(fsys fileSystem, root string, roots []string, hooks *[]string)
 			out = append(out, surfaceOf(fsys, gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
 			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0, hooks)...)
+			out = append(out, userConfigTargets(fsys, root, hooks)...)
 		}
 		return hooksOf(out, hooks)
 	case fi.IsDir():
 		out := surfaceOf(fsys, dotgit)
 		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0, hooks)...)
+		out = append(out, userConfigTargets(fsys, root, hooks)...)
 		budget := maxGitDirs
 		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
 		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
@@ -426,6 +428,37 @@ func configTargets(fsys fileSystem, worktree, config string, depth int, hooks *[
 			inc := resolveGitPath(value, filepath.Dir(config))
 			out = append(out, inc)
 			out = append(out, configTargets(fsys, worktree, inc, depth+1, hooks)...)
+		}
+	}
+	return out
+}
+
+// userConfigTargets is configTargets for the git configs outside the
+// repository that git reads for it too: the user's (~/.gitconfig and
+// $XDG_CONFIG_HOME/git/config, or $GIT_CONFIG_GLOBAL) and the system's
+// (/etc/gitconfig, or $GIT_CONFIG_SYSTEM). A relative core.hooksPath
+// there (a team's ".githooks") or a relative program names a file in
+// this worktree, which the user's next git runs.
+func userConfigTargets(fsys fileSystem, worktree string, hooks *[]string) []string {
+	var configs []string
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		configs = append(configs, g)
+	} else if home, ok := realHome(); ok {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(xdg) {
+			xdg = filepath.Join(home, ".config")
+		}
+		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"))
+	}
+	if g := os.Getenv("GIT_CONFIG_SYSTEM"); g != "" {
+		configs = append(configs, g)
+	} else {
+		configs = append(configs, "/etc/gitconfig")
+	}
+	var out []string
+	for _, c := range configs {
+		if filepath.IsAbs(c) {
+			out = append(out, configTargets(fsys, worktree, c, 0, hooks)...)
 		}
 	}
 	return out
