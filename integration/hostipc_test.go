@@ -5,11 +5,13 @@ package integration
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,4 +103,62 @@ func TestHostSysVSharedMemory(t *testing.T) {
 		// The report says it is reachable; the report must be true.
 		wantOK(t, "the reported System V gap is real", got)
 	})
+}
+
+// TestSignalsStayInsideTheSandbox: the command is in its spawner's process
+// group, and kill(0) signals every member of that group, past any pid
+// namespace: an agent that spawned the launcher without a group of its own
+// got SIGUSR1 (Node then opens its inspector, which a command with the
+// network reached: red team) or SIGKILL. A victim process leads a group,
+// the launcher joins it, and the command ignores SIGUSR1 and sends it to
+// its group; the victim must not get it. The control runs the same
+// command unconfined in the same group: the victim gets it.
+func TestSignalsStayInsideTheSandbox(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		got := filepath.Join(s.base, "victim-got-usr1")
+		victim := exec.Command("/bin/sh", "-c", `trap 'echo usr1 >> "$0"' USR1; echo ready; while :; do sleep 0.02; done`, got)
+		victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := victim.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { unix.Kill(-victim.Process.Pid, unix.SIGKILL); victim.Wait() }()
+		ready := make([]byte, 6)
+		if _, err := io.ReadFull(out, ready); err != nil {
+			t.Fatal(err)
+		}
+		inGroup := func(c *exec.Cmd) {
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: victim.Process.Pid, Pdeathsig: syscall.SIGKILL}
+		}
+		const attack = `trap '' USR1; kill -USR1 0; echo sent`
+		control := exec.Command("/bin/sh", "-c", attack)
+		inGroup(control)
+		if b, err := control.CombinedOutput(); err != nil || !strings.Contains(string(b), "sent") {
+			t.Fatalf("control: the unconfined command: %v %s", err, b)
+		}
+		if !waitFor(got, 2*time.Second) {
+			t.Fatal("control: the victim never got the unconfined command's SIGUSR1")
+		}
+		os.Remove(got)
+		r := s.spawn(s.wrap(s.policy(), "/bin/sh", "-c", attack), inGroup)
+		if r.code != 0 || !strings.Contains(r.stdout, "sent") {
+			t.Fatalf("the command: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		if waitFor(got, 300*time.Millisecond) {
+			t.Error("the sandboxed command's kill(0, SIGUSR1) reached a process of its spawner's group")
+		}
+	})
+}
+
+// waitFor reports whether p exists within d.
+func waitFor(p string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -32,6 +32,7 @@
 // Landlock ABI levels (gaps.go).
 #define SBX_ABI_REFER 2
 #define SBX_ABI_NET_TCP 4
+#define SBX_ABI_SCOPES 6
 #define SBX_ABI_RESOLVE_UNIX 9
 
 #endif

@@ -157,6 +157,29 @@ void ns_confine_unix_sockets(const struct spec *s) {
 	close(rfd);
 }
 
+#define SBX_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+
+// ns_scope_signals keeps the command's signals inside the sandbox. A pid
+// namespace hides the host's processes from kill(pid), but kill(0) and
+// killpg of the command's own process group reach every member of that
+// group, and the command is still in its spawner's group: an agent that
+// spawned the launcher without a group of its own (Node's spawn, Python's
+// subprocess, Go's exec) would get its SIGUSR1 (Node's inspector opens) or
+// SIGKILL. Landlock's signal scoping (ABI 6) refuses a signal to any
+// process outside the command's domain: pid 1, stage 1, the guard, the
+// spawner and its group. Below ABI 6 this is the gap vocab.NamespaceGaps
+// names.
+void ns_scope_signals(void) {
+	if (ns_landlock_abi() < SBX_ABI_SCOPES)
+		return;
+	struct sbx_ruleset_attr attr = {.scoped = SBX_LANDLOCK_SCOPE_SIGNAL};
+	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	ns_must(rfd, "landlock: create the signal scope", NULL);
+	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: scope signals", NULL);
+	close(rfd);
+}
+
 #define SBX_LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
 #define SBX_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
 

@@ -96,7 +96,8 @@ static void probe(const struct spec *s) {
 
 // require_full refuses what the provider would report as gaps and the plan
 // does not see: network allowed, UNIX sockets allowed on a kernel whose
-// Landlock cannot confine them by path. A read-only subpath that is
+// Landlock cannot confine them by path, signals on a kernel whose Landlock
+// cannot scope them. A read-only subpath that is
 // missing or a symlink, and a missing deny-read path inside a writable
 // root, are refused by the plan itself, on what it opened.
 static void require_full(const struct spec *s) {
@@ -107,6 +108,11 @@ static void require_full(const struct spec *s) {
 		          "full enforcement required, but: allowed UNIX sockets cannot be confined by path on Landlock ABI %d "
 		          "(needs ABI %d)",
 		          ns_landlock_abi(), SBX_ABI_RESOLVE_UNIX);
+	if (ns_landlock_abi() < SBX_ABI_SCOPES)
+		sbx_fatal(sbx_ns_token,
+		          "full enforcement required, but: Landlock ABI %d cannot scope signals (needs ABI %d): the command "
+		          "can signal its spawner's process group",
+		          ns_landlock_abi(), SBX_ABI_SCOPES);
 	// Read-only subpaths and deny-read paths: checked by the plan, on the
 	// objects it uses (plan_read_only, plan_deny_read).
 }
@@ -216,6 +222,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 	ns_carve_deny_read(&s);
 	ns_drop_capabilities();
 	ns_close_extra_fds();
+	ns_scope_signals();
 	ns_load_seccomp(&s);
 	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)

@@ -50,6 +50,7 @@ void ns_loopback_up(void);
 void ns_hand_over_ports(const struct spec *s);
 void ns_drop_capabilities(void);
 void ns_close_extra_fds(void);
+void ns_scope_signals(void);
 void ns_load_seccomp(const struct spec *s);
 void ns_confine_unix_sockets(const struct spec *s);
 void ns_carve_deny_read(const struct spec *s);

@@ -39,6 +39,7 @@ func CHeader() string {
 	str("SBX_BRIDGE_HELLO", "BridgeHello: the start of the namespaces launcher's bridge message.", BridgeHello)
 	num("SBX_ABI_REFER", "Landlock ABI levels (gaps.go).", ABIRefer)
 	num("SBX_ABI_NET_TCP", "", ABINetTCP)
+	num("SBX_ABI_SCOPES", "", ABIScopes)
 	num("SBX_ABI_RESOLVE_UNIX", "", ABIResolveUnix)
 	b.WriteString("\n#endif\n")
 	return b.String()

@@ -192,6 +192,9 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
 		}
 	}
+	if abi < ABIScopes {
+		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal every process of its spawner's process group (kill(0)), the spawner included unless it gave the launcher a group of its own", abi, ABIScopes)})
+	}
 	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	return append(gaps, AllowNetworkGaps(s)...)
 }

@@ -266,3 +266,17 @@ func TestOneLineStripsControls(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceSignalGap: below Landlock ABI 6 the namespaces launcher
+// cannot scope the command's signals, and the report says so; from ABI 6
+// on, nothing.
+func TestNamespaceSignalGap(t *testing.T) {
+	none := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+	for abi, want := range map[int]bool{0: true, 5: true, 6: false, 7: false} {
+		gaps := NamespaceGaps(Spec{}, abi, none)
+		got := len(gaps) == 1 && gaps[0].Area == "ipc" && strings.Contains(gaps[0].Reason, "kill(0)")
+		if got != want || !want && len(gaps) != 0 {
+			t.Errorf("ABI %d: gaps %v, want the signal gap: %v", abi, gaps, want)
+		}
+	}
+}
