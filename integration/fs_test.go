@@ -350,3 +350,30 @@ func TestOtherWrapsTempDirsUnreadable(t *testing.T) {
 		wantOK(t, "control: the file is readable unconfined", hostTool(t, "read", secret))
 	})
 }
+
+// TestCredentialsBehindASymlinkedConfigDir: ~/.config is often a symlink
+// into a dotfiles repository. Every namespaces wrap then failed with a
+// signed runner failure (its launcher opens paths without following
+// symlinks: red team), the kind of failure that pushes an agent to run
+// unconfined. The default deny-read paths below it must hold by both
+// names, and everything else in it stay readable.
+func TestCredentialsBehindASymlinkedConfigDir(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		home := filepath.Join(s.base, "home")
+		real := filepath.Join(s.base, "dotfiles", "config")
+		write(t, filepath.Join(real, "gh", "hosts.yml"), "secret\n")
+		write(t, filepath.Join(real, "git", "ignore"), "*.o\n")
+		symlink(t, real, filepath.Join(home, ".config"))
+		t.Setenv("HOME", home)
+		r := s.run(s.policy(), "/bin/sh", "-c", "echo ran")
+		if r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("a command with ~/.config a symlink: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		for _, p := range []string{filepath.Join(home, ".config", "gh", "hosts.yml"), filepath.Join(real, "gh", "hosts.yml")} {
+			wantOK(t, "control: read "+p+" unconfined", hostTool(t, "read", p))
+			wantDenied(t, "read "+p, s.tool(s.policy(), "read", p), "EACCES", "ENOENT")
+		}
+		wantOK(t, "read ~/.config/git/ignore", s.tool(s.policy(), "read", filepath.Join(home, ".config", "git", "ignore")))
+		wantOK(t, "list ~/.config", s.tool(s.policy(), "readdir", filepath.Join(home, ".config")))
+	})
+}

@@ -254,7 +254,11 @@ func validate(req Request) (*resolved, error) {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
 		}
-		deny.add(d)
+		// The launchers open every path without following a symlink (a
+		// race could swap one in): a directory above d that is a symlink
+		// (~/.config kept in a dotfiles repository) is resolved here, and
+		// the final name kept, a link denied as itself.
+		deny.add(resolveDirs(d))
 		// Deny the real object too: rules attach to what a path resolves to.
 		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
 			deny.add(real)
