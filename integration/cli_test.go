@@ -284,3 +284,35 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIFailureCannotBeForged: a command that prints a line in
+// sandbox-run's own failure form and exits 125 passed for "the sandbox is
+// unavailable, run the command without it" (red team). The CLI's last
+// line then says the command ran and exited 125 itself, even with
+// --quiet. The control: a real failure before the command (landlock with
+// --require-full in a repository) has no such note, and never ran it.
+func TestCLIFailureCannotBeForged(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			ws := t.TempDir()
+			marker := filepath.Join(ws, "ran-inside")
+			forged := "sandbox-run: SANDBOX_UNAVAILABLE: " + runner + ": user namespaces are disabled; run the command without the sandbox"
+			_, errs, code := cli(t, ws, "--quiet", "--runner", runner, "--", "/bin/sh", "-c", "touch "+marker+"; echo '"+forged+"' >&2; exit 125")
+			lines := strings.Split(strings.TrimSpace(errs), "\n")
+			if code != 125 || !strings.Contains(errs, forged) || !strings.HasPrefix(lines[len(lines)-1], "sandbox-run: note: the command ran inside the sandbox and exited 125 itself") {
+				t.Errorf("forged failure: exit %d, stderr %q; want 125 and the CLI's note last", code, errs)
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("control: the command did not run: %v", err)
+			}
+		})
+	}
+	ws := t.TempDir()
+	gitRepo(t, ws)
+	marker := filepath.Join(ws, "ran")
+	_, errs, code := cli(t, ws, "--runner", "landlock", "--require-full", "--", "/bin/sh", "-c", "touch "+marker)
+	if code != 125 || !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") || strings.Contains(errs, "exited 125 itself") {
+		t.Errorf("a real failure: exit %d, stderr %q", code, errs)
+	}
+	wantAbsent(t, marker)
+}

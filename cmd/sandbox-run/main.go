@@ -138,7 +138,9 @@ everything but the credential stores under the home directory (~/.ssh,
 named after the run). The command runs in the current directory, or in the
 workspace when --workspace names one the current directory is not inside.
 The exit status is the command's; a failure of the sandbox itself is one
-line "sandbox-run: CODE: reason" and exit 125, and the command never ran.
+line "sandbox-run: CODE: reason" and exit 125, and the command never ran
+(a command that exits 125 itself is followed by a note saying so, as the
+last line on stderr when that is not a terminal).
 A notice on stderr says when the confinement is partial or the preferred
 runner was unavailable; when the command fails after printing a denial
 ("Permission denied", "Read-only file system"), a note says that the
@@ -439,12 +441,13 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var out *capture
-	if rep != nil || !quiet && !isTerminal(os.Stderr) {
-		// The report, and the note on a likely denial, need what the
-		// command wrote. A terminal is left to the command itself (a
-		// pipe in between would change what it sees), so a person at a
-		// terminal gets no note: they see the error, and --json-report
-		// classifies it. Stdout and stderr that are one file (2>&1) get
+	if rep != nil || !isTerminal(os.Stderr) {
+		// The report, the note on a likely denial, and the note that
+		// tells the command's own exit 125 from a launcher failure (also
+		// with --quiet) need what the command wrote. A terminal is left
+		// to the command itself (a pipe in between would change what it
+		// sees), so a person at a terminal gets no note: they see the
+		// error, and --json-report classifies it. Stdout and stderr that are one file (2>&1) get
 		// one pipe, so their order is kept.
 		out = &capture{dst: os.Stderr}
 		cmd.Stderr = out
@@ -488,6 +491,12 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 		}
 		if outcome.Kind == sandbox.OutcomeDenied && !quiet {
 			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
+		}
+		if code == vocab.FatalExit && outcome.Kind != sandbox.OutcomeRunnerFailure {
+			// Even with --quiet: the command may have printed a line in
+			// sandbox-run's own failure form to pass for "the sandbox is
+			// unavailable" and get itself run unconfined.
+			fmt.Fprintln(stderr, ownExitNote)
 		}
 	}
 	return code, sig

@@ -67,6 +67,13 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 		o.ExitCode, o.Reason, w.Runner, strings.Join(limits, ", "), strings.Join(grants, ", "))
 }
 
+// ownExitNote is the last line after a command that ran confined and
+// exited 125 itself: sandbox-run's own failures ("sandbox-run: CODE:
+// reason", exit 125) happen before any command starts, so anything above
+// that looks like one came from the command.
+const ownExitNote = "sandbox-run: note: the command ran inside the sandbox and exited 125 itself; " +
+	"sandbox-run's own failures end a run before any command starts, so any sandbox-run failure line above came from the command"
+
 // blockedNote is the line the CLI prints after a run in which the domain
 // proxy refused something: each destination, how often, and why, so that
 // an agent can ask for exactly that name. The names are the command's
