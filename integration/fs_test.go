@@ -377,3 +377,31 @@ func TestCredentialsBehindASymlinkedConfigDir(t *testing.T) {
 		wantOK(t, "list ~/.config", s.tool(s.policy(), "readdir", filepath.Join(home, ".config")))
 	})
 }
+
+// TestLinksInsideADeniedDirectory: ~/.kube/config is often a link to one
+// of several cluster files kept elsewhere in the home directory, and
+// dotfiles managers link keys and configs the same way. Under landlock
+// reading ~/.kube/config read the target (its rules sit on objects, and
+// the object is outside ~/.kube), and under both runners the target was
+// readable by its own name (red team). The targets of such links are
+// denied too; a file beside a target, and a link's target outside the
+// home directory (what every user may read), stay readable.
+func TestLinksInsideADeniedDirectory(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		home := filepath.Join(s.base, "home")
+		write(t, filepath.Join(home, "clusters", "prod.yaml"), "token: secret\n")
+		write(t, filepath.Join(home, "clusters", "dev.yaml"), "token: dev\n")
+		write(t, filepath.Join(home, "dotfiles", "ssh", "id_ed25519"), "key\n")
+		symlink(t, filepath.Join(home, "clusters", "prod.yaml"), filepath.Join(home, ".kube", "config"))
+		symlink(t, "../dotfiles/ssh/id_ed25519", filepath.Join(home, ".ssh", "id_ed25519"))
+		symlink(t, "/etc/hostname", filepath.Join(home, ".ssh", "hostname"))
+		t.Setenv("HOME", home)
+		for _, f := range []string{".kube/config", "clusters/prod.yaml", ".ssh/id_ed25519", "dotfiles/ssh/id_ed25519"} {
+			p := filepath.Join(home, f)
+			wantOK(t, "control: read ~/"+f+" unconfined", hostTool(t, "read", p))
+			wantDenied(t, "read ~/"+f, s.tool(s.policy(), "read", p), "EACCES", "ENOENT")
+		}
+		wantOK(t, "read ~/clusters/dev.yaml beside a denied target", s.tool(s.policy(), "read", filepath.Join(home, "clusters", "dev.yaml")))
+		wantOK(t, "read /etc/hostname, a link's target outside the home directory", s.tool(s.policy(), "read", "/etc/hostname"))
+	})
+}

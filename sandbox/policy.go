@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -264,6 +265,7 @@ func validate(req Request) (*resolved, error) {
 			deny.add(real)
 		}
 	}
+	deniedLinkTargets(&deny, append([]string{ws}, r.writableRoots...))
 	r.denyRead = deny.list
 
 	var sockets pathList
@@ -480,6 +482,69 @@ func realHome() (string, bool) {
 
 // pathList is an ordered list of distinct paths; adding is constant time,
 // so a policy of many thousands of paths validates in linear time.
+// Links inside a denied directory: ~/.kube/config -> ~/clusters/prod.yaml
+// (one file per cluster) or a dotfiles manager's links are read through
+// under landlock (its rules sit on the object the link reaches, outside
+// the denied directory), and their targets are readable by their own
+// names under both runners (red team). So the targets of the links found
+// in each denied directory are denied too. The walk is bounded: at most
+// maxLinkWalkDepth levels below each denied directory and
+// maxLinkWalkEntries entries in all per wrap (docs/policy.md).
+const (
+	maxLinkWalkDepth   = 3
+	maxLinkWalkEntries = 2048
+)
+
+// deniedLinkTargets adds to deny the real path of every symlink found in
+// the denied directories that points outside them, into the home
+// directory (where a user keeps what the link stands for; a link into
+// /usr or /etc reaches what every user may read, and denying that would
+// break the tools), but not at the home directory itself, nor at a
+// writable root or anything holding one (the caller works there).
+func deniedLinkTargets(deny *pathList, writable []string) {
+	home, ok := realHome()
+	if !ok {
+		return
+	}
+	budget := maxLinkWalkEntries
+	roots := slices.Clone(deny.list)
+	target := func(real string) bool {
+		if real == home || !within(real, home) || underAny(real, roots) {
+			return false
+		}
+		for _, w := range writable {
+			if within(w, real) {
+				return false
+			}
+		}
+		return true
+	}
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		ents, err := osFS{}.ReadDirN(dir, budget)
+		if err != nil {
+			return
+		}
+		budget -= len(ents)
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				if real, err := filepath.EvalSymlinks(p); err == nil && target(real) {
+					deny.add(real)
+				}
+			case e.IsDir() && depth < maxLinkWalkDepth && budget > 0:
+				walk(p, depth+1)
+			}
+		}
+	}
+	for _, d := range roots {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && budget > 0 {
+			walk(d, 1)
+		}
+	}
+}
+
 type pathList struct {
 	list []string
 	seen map[string]bool

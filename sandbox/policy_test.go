@@ -293,3 +293,44 @@ func TestDefaultDenyRead(t *testing.T) {
 		t.Errorf("relative allow-read: %v, want INVALID_POLICY", err)
 	}
 }
+
+// TestDeniedLinkTargets: a link inside a denied directory denies its
+// target when that is in the home directory, but never the home directory
+// itself, anything holding the workspace, or what lies outside the home.
+func TestDeniedLinkTargets(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	t.Setenv("HOME", home)
+	ws := filepath.Join(home, "proj")
+	for _, d := range []string{".kube", "clusters", "proj"} {
+		os.MkdirAll(filepath.Join(home, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, "clusters", "prod.yaml"), nil, 0o600)
+	links := map[string]string{
+		"config": filepath.Join(home, "clusters", "prod.yaml"),
+		"home":   home,
+		"proj":   ws,
+		"up":     filepath.Join(home, "clusters", ".."),
+		"etc":    "/etc",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(home, ".kube", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: WorkspaceWrite, Workspace: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := map[string]bool{}
+	for _, d := range r.denyRead {
+		denied[d] = true
+	}
+	if !denied[filepath.Join(home, "clusters", "prod.yaml")] {
+		t.Errorf("the link's target in the home directory is not denied: %q", r.denyRead)
+	}
+	for _, p := range []string{home, ws, "/etc"} {
+		if denied[p] {
+			t.Errorf("%s is denied: %q", p, r.denyRead)
+		}
+	}
+}
