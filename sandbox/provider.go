@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -247,12 +248,36 @@ func convertGaps(gs []vocab.Gap) []Gap {
 // Diagnosis is what Diagnose found: the machine's features, every
 // candidate's probe verdict, and the runner a Wrap would use.
 type Diagnosis struct {
-	Host       hostinfo.Facts   `json:"host"`
+	Host       HostFacts        `json:"host"`
 	Candidates []CandidateCheck `json:"candidates"`
 	// Selected is the runner Wrap uses, "" when none.
 	Selected string `json:"selected"`
 	// Error is why none is selected.
 	Error string `json:"error,omitempty"`
+}
+
+// HostFacts are the machine's features that decide which runner can work.
+type HostFacts struct {
+	// OS is runtime.GOOS.
+	OS string `json:"os"`
+	// Kernel is the kernel release, where known.
+	Kernel string `json:"kernel,omitempty"`
+	// LandlockABI is the Landlock ABI version, 0 when absent.
+	LandlockABI int `json:"landlock_abi"`
+	// Seccomp reports whether seccomp filters are available.
+	Seccomp bool `json:"seccomp"`
+	// UserNamespaces says whether unprivileged user namespaces look allowed
+	// by the sysctls (the namespaces probe is the real test).
+	UserNamespaces bool `json:"user_namespaces"`
+	// UserNamespacesNote explains UserNamespaces.
+	UserNamespacesNote string `json:"user_namespaces_note,omitempty"`
+}
+
+// readHost reads the machine's HostFacts.
+func readHost() HostFacts {
+	f := HostFacts{OS: runtime.GOOS, Kernel: hostinfo.Kernel(), LandlockABI: hostinfo.LandlockABI(), Seccomp: hostinfo.Seccomp()}
+	f.UserNamespaces, f.UserNamespacesNote = hostinfo.UserNamespaces()
+	return f
 }
 
 // CandidateCheck is one candidate's probe verdict.
@@ -268,7 +293,7 @@ type CandidateCheck struct {
 // (Config.VerdictCache), so `sandbox-run doctor` also repairs a verdict
 // that a changed machine made wrong.
 func (p *Provider) Diagnose(ctx context.Context) Diagnosis {
-	d := Diagnosis{Host: hostinfo.Read()}
+	d := Diagnosis{Host: readHost()}
 	for i, c := range p.cands {
 		err := p.sel.probe(ctx, c)
 		cc := CandidateCheck{Runner: c.name(), OK: err == nil}

@@ -2,7 +2,6 @@ package hostinfo
 
 import (
 	"os"
-	"runtime"
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -32,16 +31,13 @@ func Seccomp() bool {
 	return err == nil
 }
 
-// Read returns the facts of this machine.
-func Read() Facts {
-	f := Facts{OS: runtime.GOOS, LandlockABI: LandlockABI()}
+// Kernel returns the kernel release.
+func Kernel() string {
 	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		f.Kernel = unix.ByteSliceToString(u.Release[:])
+	if unix.Uname(&u) != nil {
+		return ""
 	}
-	f.Seccomp = Seccomp()
-	f.UserNamespaces, f.UserNamespacesNote = UserNamespaces()
-	return f
+	return unix.ByteSliceToString(u.Release[:])
 }
 
 // UserNamespaces reports whether the sysctls allow this user to create user

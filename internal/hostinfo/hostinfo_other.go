@@ -2,10 +2,14 @@
 
 package hostinfo
 
-import "runtime"
-
 // LandlockABI is 0 outside Linux.
 func LandlockABI() int { return 0 }
 
-// Read returns the facts of this machine.
-func Read() Facts { return Facts{OS: runtime.GOOS} }
+// Kernel is not read outside Linux.
+func Kernel() string { return "" }
+
+// Seccomp is Linux's.
+func Seccomp() bool { return false }
+
+// UserNamespaces are Linux's.
+func UserNamespaces() (bool, string) { return false, "" }
