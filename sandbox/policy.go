@@ -251,6 +251,8 @@ func validate(req Request) (*resolved, error) {
 		}
 	}
 	var deny pathList
+	var denyDirs []string // the denied paths that are directories
+	dirs := dirCache{}
 	for _, d := range append(defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)), p.DenyRead...) {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
@@ -259,13 +261,22 @@ func validate(req Request) (*resolved, error) {
 		// race could swap one in): a directory above d that is a symlink
 		// (~/.config kept in a dotfiles repository) is resolved here, and
 		// the final name kept, a link denied as itself.
-		deny.add(resolveDirs(d))
-		// Deny the real object too: rules attach to what a path resolves to.
-		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			deny.add(real)
+		d = dirs.resolveDirs(d)
+		deny.add(d)
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			// A link is denied as what it points to as well: rules
+			// attach to what a path resolves to.
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				deny.add(real)
+			}
+		case fi.IsDir():
+			denyDirs = append(denyDirs, d)
 		}
 	}
-	deniedLinkTargets(&deny, append([]string{ws}, r.writableRoots...))
+	deniedLinkTargets(&deny, denyDirs, append([]string{ws}, r.writableRoots...))
 	r.denyRead = deny.list
 
 	var sockets pathList
@@ -496,12 +507,12 @@ const (
 )
 
 // deniedLinkTargets adds to deny the real path of every symlink found in
-// the denied directories that points outside them, into the home
+// the denied directories (denyDirs) that points outside them, into the home
 // directory (where a user keeps what the link stands for; a link into
 // /usr or /etc reaches what every user may read, and denying that would
 // break the tools), but not at the home directory itself, nor at a
 // writable root or anything holding one (the caller works there).
-func deniedLinkTargets(deny *pathList, writable []string) {
+func deniedLinkTargets(deny *pathList, denyDirs, writable []string) {
 	home, ok := realHome()
 	if !ok {
 		return
@@ -538,8 +549,8 @@ func deniedLinkTargets(deny *pathList, writable []string) {
 			}
 		}
 	}
-	for _, d := range roots {
-		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && budget > 0 {
+	for _, d := range denyDirs {
+		if budget > 0 {
 			walk(d, 1)
 		}
 	}

@@ -143,9 +143,10 @@ const maxGitDirs = 256
 // that one instead.
 func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, []Gap) {
 	var out pathList
+	dirs := dirCache{}
 	add := func(p string) {
 		if !insideGitDir(p, roots) {
-			p = resolveDirs(p)
+			p = dirs.resolveDirs(p)
 		}
 		if underAny(p, roots) {
 			out.add(p)
@@ -328,10 +329,47 @@ func commonSurface(fsys fileSystem, gitdir string) []string {
 // p's last element as it is. Where those directories do not all exist,
 // the longest existing ancestor is resolved (the rest is missing: the path
 // is reported, and the launcher finds nothing there).
-func resolveDirs(p string) string {
+func resolveDirs(p string) string { return dirCache{}.resolveDirs(p) }
+
+// dirCache resolves directories once for one Wrap: its many paths share
+// their directories (the home directory, ~/.config, a root's .git), and
+// each distinct directory costs one lstat.
+type dirCache map[string]dirReal
+
+type dirReal struct {
+	path string
+	ok   bool
+}
+
+// eval is filepath.EvalSymlinks of the directory dir, memoized.
+func (c dirCache) eval(dir string) (string, bool) {
+	if r, hit := c[dir]; hit {
+		return r.path, r.ok
+	}
+	var r dirReal
+	if parent := filepath.Dir(dir); parent == dir {
+		r = dirReal{dir, true}
+	} else if pr, ok := c.eval(parent); ok {
+		full := filepath.Join(pr, filepath.Base(dir))
+		fi, err := os.Lstat(full)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			real, err := filepath.EvalSymlinks(full)
+			r = dirReal{real, err == nil}
+		default:
+			r = dirReal{full, true}
+		}
+	}
+	c[dir] = r
+	return r.path, r.ok
+}
+
+// resolveDirs is the package's resolveDirs, with c's memory.
+func (c dirCache) resolveDirs(p string) string {
 	dir, rest := filepath.Dir(p), filepath.Base(p)
 	for {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if real, ok := c.eval(dir); ok {
 			return filepath.Join(real, rest)
 		}
 		parent := filepath.Dir(dir)

@@ -188,7 +188,10 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 		}
 	}
 	for _, d := range s.DenyRead {
-		if _, err := lstat(d); err != nil && under(d, s.Writable) {
+		if !under(d, s.Writable) {
+			continue
+		}
+		if _, err := lstat(d); err != nil {
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
 		}
 	}
