@@ -120,7 +120,15 @@ static void plan_unix_sockets(const struct spec *s) {
 static void plan_deny_read(const struct spec *s) {
 	struct stat st;
 	for (int i = 0; i < s->ndeny; i++) {
-		char *real = realpath(s->deny[i], NULL);
+		// The provider resolved the directories above each path: only a
+		// final symlink needs resolving here (most paths are missing, and
+		// realpath would walk every directory of each to say so).
+		char *real = NULL;
+		if (lstat(s->deny[i], &st) == 0) {
+			real = S_ISLNK(st.st_mode) ? realpath(s->deny[i], NULL) : strdup(s->deny[i]);
+			if (!real && !S_ISLNK(st.st_mode))
+				sbx_fatal(sbx_ns_token, "out of memory");
+		}
 		if (real && stat(real, &st) < 0) {
 			ns_resolve_failed("deny-read path", real);
 			free(real);
