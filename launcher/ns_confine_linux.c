@@ -172,9 +172,12 @@ void ns_confine_unix_sockets(const struct spec *s) {
 void ns_scope_signals(void) {
 	if (ns_landlock_abi() < SBX_ABI_SCOPES)
 		return;
-	struct sbx_ruleset_attr attr = {.scoped = SBX_LANDLOCK_SCOPE_SIGNAL};
+	// Refer too, granted everywhere: a ruleset that does not grant it
+	// refuses every move or link between directories (allow_refer).
+	struct sbx_ruleset_attr attr = {.handled_access_fs = refer_handled(), .scoped = SBX_LANDLOCK_SCOPE_SIGNAL};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	ns_must(rfd, "landlock: create the signal scope", NULL);
+	allow_refer(rfd);
 	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
 	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: scope signals", NULL);
 	close(rfd);
