@@ -24,6 +24,9 @@ func landlockRun(args []string) {
 	// through execve from this thread.
 	runtime.LockOSThread()
 	token := takeToken()
+	if !withCgo {
+		fatal(name, token, "%s", vocab.NoCgoReason)
+	}
 	if t, moved := startupToken(); moved {
 		token = t
 	}

@@ -13,6 +13,11 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
+// withCgo: the C constructors that start ns-run's stages and landlock's
+// supervisor are in this binary (landlock_start_nocgo_linux.go is the
+// other side).
+const withCgo = true
+
 // startupToken returns the wrap token when landlock_start_linux.c moved it
 // out of the environment to start the runtime with GOMAXPROCS=1, and then
 // removes GOMAXPROCS, which was set for the launcher alone, so the command

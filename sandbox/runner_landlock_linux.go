@@ -19,6 +19,9 @@ type landlockRunner struct {
 func (landlockRunner) name() string { return "landlock" }
 
 func (l landlockRunner) ready() error {
+	if err := cgoLaunchers(); err != nil {
+		return err
+	}
 	if _, err := launcherPath(); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ type namespacesRunner struct {
 func (namespacesRunner) name() string { return "namespaces" }
 
 func (n namespacesRunner) ready() error {
+	if err := cgoLaunchers(); err != nil {
+		return err
+	}
 	if _, err := launcherPath(); err != nil {
 		return err
 	}

@@ -9,6 +9,12 @@ import (
 // failed before running the command.
 const FatalExit = 125
 
+// NoCgoReason is why neither Linux runner works in a binary built with
+// CGO_ENABLED=0: the provider's reason (SANDBOX_UNAVAILABLE) and the
+// launchers' fatal line.
+const NoCgoReason = "this binary was built with CGO_ENABLED=0; the namespaces and landlock runners need cgo " +
+	"(their launchers start from C constructors; see README, Builds and runners)"
+
 // The exit statuses of a command that could not be started, as env(1)
 // and the shells give them: not found, and found but not executable.
 const (
