@@ -297,9 +297,11 @@ func TestHeldPrefixCannotInject(t *testing.T) {
 
 // TestCLIStartsInTheWorkspace: sandbox-run started outside --workspace
 // runs the command in the workspace, and neither its in-place launcher nor
-// the one it spawns for a report loads a library planted there.
+// the one it spawns for a report loads a library planted there. sandbox-run
+// needs no library but libc, so the CLI here is built with libm as well,
+// the library planted.
 func TestCLIStartsInTheWorkspace(t *testing.T) {
-	bin := helperBinary(t, "sandbox-run")
+	bin := helperBinary(t, "sandbox-run-libm")
 	for _, runner := range linuxRunners {
 		t.Run(runner, func(t *testing.T) {
 			s := newSbx(t, runner)
