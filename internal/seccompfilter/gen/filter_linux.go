@@ -1,7 +1,7 @@
 //go:build cgo
 
 // This file is the one definition of the launchers' seccomp filters. The
-// generator (main.go) compiles it with libseccomp, for every Key and
+// generator (main_linux.go) compiles it with libseccomp, for every Key and
 // architecture, into the programs package seccompfilter embeds; the
 // provider picks one per wrap and hands it to the launcher in its argv
 // (vocab's -seccomp): the namespaces launcher's stage 2 is C and loads it
