@@ -11,6 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// sysCreat is creat(2), which amd64 has (arm64 has only openat).
+const sysCreat = unix.SYS_CREAT
+
+// createVerbs are the tool's verbs that create a file with a mode.
+var createVerbs = []string{"create", "creat", "mknod-reg"}
+
 func int80(trap, a1, a2, a3 uintptr) uintptr
 
 // Numbers of socket(2) in the other syscall tables of an x86_64 kernel.

@@ -36,17 +36,28 @@ func helperBinary(t *testing.T, name string) string {
 		helpersDir = d
 	}
 	pkg := "./testdata/" + name
-	if name == "sandbox-run" {
+	var flags []string
+	switch name {
+	case "sandbox-run":
 		pkg = "../cmd/sandbox-run"
+	case "sandbox-run-libm":
+		// The CLI linked with one more shared library than libc, as a
+		// consumer's binary may be: the planted-library cases need a
+		// library to plant (sandbox-run itself needs only libc).
+		pkg, flags = "../cmd/sandbox-run", []string{"-ldflags", sandboxRunLibmLDFlags}
 	}
 	out := filepath.Join(helpersDir, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s (set SBX_HELPERS to prebuilt helpers): %v\n%s", name, err, b)
 	}
 	helpers[name] = out
 	return out
 }
+
+// sandboxRunLibmLDFlags build sandbox-run-libm; scripts/test passes the
+// same.
+const sandboxRunLibmLDFlags = `-extldflags "-Wl,--no-as-needed -lm"`
 
 var (
 	helpersMu  sync.Mutex

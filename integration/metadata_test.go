@@ -57,7 +57,7 @@ func TestNoSetuidFilesLeftBehind(t *testing.T) {
 					t.Errorf("%s %s: the file's mode is %s on the host", verb, mode, m)
 				}
 			}
-			for _, verb := range []string{"create", "creat", "mknod-reg"} {
+			for _, verb := range createVerbs {
 				f := filepath.Join(s.ws, "new-"+verb+"-"+mode)
 				wantDenied(t, verb+" "+mode, s.tool(s.policy(), verb, mode, f), "EPERM")
 				wantAbsent(t, f)
@@ -75,7 +75,7 @@ func TestNoSetuidFilesLeftBehind(t *testing.T) {
 				t.Errorf("%s 755: mode %s", verb, m)
 			}
 		}
-		for _, verb := range []string{"create", "creat", "mknod-reg"} {
+		for _, verb := range createVerbs {
 			wantOK(t, verb+" 755", s.tool(s.policy(), verb, "755", filepath.Join(s.ws, "plain-"+verb+"-new")))
 		}
 		// A mode without O_CREAT is ignored by the kernel: such opens work.

@@ -250,7 +250,7 @@ func TestUserNamespacesRefusedFallsBackToLandlock(t *testing.T) {
 	if d.Selected != "landlock" {
 		t.Errorf("selected %q with user namespaces refused, want landlock (%+v)", d.Selected, d)
 	}
-	if len(d.Candidates) < 1 || d.Candidates[0].Runner != "namespaces" || d.Candidates[0].OK || !strings.Contains(d.Candidates[0].Reason, "user namespace") {
+	if len(d.Candidates) < 1 || d.Candidates[0].Runner != "namespaces" || d.Candidates[0].OK || !strings.Contains(d.Candidates[0].Reason, usernsRefusal) {
 		t.Errorf("doctor does not say why namespaces failed: %+v", d.Candidates)
 	}
 	// Control: with user namespaces allowed, namespaces is selected.

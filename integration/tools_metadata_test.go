@@ -70,7 +70,7 @@ func metadataVerb(args []string) (out string, ok bool) {
 		unix.Close(int(fd))
 		return "ok", true
 	case "creat":
-		return raw(unix.SYS_CREAT, ptr(path(2)), mode()), true
+		return raw(sysCreat, ptr(path(2)), mode()), true
 	case "create2": // openat2(O_CREAT) with the mode in its struct
 		fd, err := unix.Openat2(unix.AT_FDCWD, arg(2), &unix.OpenHow{Flags: unix.O_CREAT | unix.O_EXCL | unix.O_WRONLY | unix.O_CLOEXEC, Mode: uint64(mode())})
 		if err == nil {

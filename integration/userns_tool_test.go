@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && cgo
 
 package integration
 
@@ -37,3 +37,7 @@ func diagnoseWithoutUserns() string {
 	b, _ := json.Marshal(d)
 	return string(b)
 }
+
+// usernsRefusal is what the namespaces candidate's reason names when user
+// namespaces are refused.
+const usernsRefusal = "user namespace"

@@ -71,9 +71,8 @@ func landlockRun(args []string) {
 
 // confineLandlock applies the whole confinement to the calling thread:
 // Landlock, then (sealThread) capabilities, descriptors and seccomp. The
-// seccomp program is the one the provider compiled from package
-// seccompfilter for this spec (-seccomp): compiling it here, with
-// libseccomp, would cost every launch what the provider pays once.
+// seccomp program is the one the provider picked for this spec from
+// package seccompfilter's generated programs (-seccomp).
 func confineLandlock(spec vocab.Spec, abi int) error {
 	if spec.Seccomp == "" {
 		return errors.New("no seccomp program in the arguments (-seccomp)")
@@ -105,8 +104,8 @@ func sealThread(program string) error {
 
 // installSupervised loads the seccomp program with a listener and hands the
 // listener to the supervisor, which performs the calls the program passes
-// to it (the metadata calls: seccompfilter.Notified) beneath a writable
-// root and refuses them elsewhere.
+// to it (the metadata calls: Notified in internal/seccompfilter/gen)
+// beneath a writable root and refuses them elsewhere.
 func installSupervised(program string) error {
 	sock := supervisorSocket()
 	if sock < 0 {

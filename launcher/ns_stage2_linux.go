@@ -10,5 +10,8 @@ import (
 // binary was then not started by exec as "ns-run", or was built without
 // cgo: refuse.
 func nsRun([]string) {
+	if !withCgo {
+		fatal(vocab.NsRun, takeToken(), "%s", vocab.NoCgoReason)
+	}
 	fatal(vocab.NsRun, takeToken(), "stage 1 did not run (the launcher must be started as %q by exec, with cgo)", vocab.NsRun)
 }

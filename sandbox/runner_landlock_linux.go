@@ -28,7 +28,7 @@ func (l landlockRunner) ready() error {
 	if !hostinfo.Seccomp() {
 		return errors.New("the kernel has no seccomp filters")
 	}
-	return nil
+	return seccompfilter.Available()
 }
 
 // probe spawns the launcher in probe mode with a spec granting one
@@ -57,7 +57,7 @@ func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	spec, err = withSeccomp(seccompfilter.Landlock)(spec)
 	if err != nil {
-		return unavailable(l.name(), "cannot compile the seccomp filter", err)
+		return unavailable(l.name(), "no seccomp program", err)
 	}
 	args, err := vocab.Encode(vocab.LandlockRun, spec)
 	if err != nil {

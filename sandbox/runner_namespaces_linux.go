@@ -25,6 +25,9 @@ type namespacesRunner struct {
 func (namespacesRunner) name() string { return "namespaces" }
 
 func (n namespacesRunner) ready() error {
+	if err := cgoLaunchers(); err != nil {
+		return err
+	}
 	if _, err := launcherPath(); err != nil {
 		return err
 	}
@@ -34,7 +37,7 @@ func (n namespacesRunner) ready() error {
 	if !hostinfo.Seccomp() {
 		return errors.New("the kernel has no seccomp filters")
 	}
-	return nil
+	return seccompfilter.Available()
 }
 
 // probe really enters the namespaces: the launcher builds a root with one
@@ -48,11 +51,11 @@ func (n namespacesRunner) probe(ctx context.Context) error {
 }
 
 // withSeccomp returns what adds a launcher's seccomp program to a spec:
-// the provider compiles the filter (defined once, in package
-// seccompfilter) for exactly that spec, and the program travels in the
-// same argv. The namespaces launcher's stages are C and cannot compile it;
-// the landlock launcher need not (seccompfilter.BPF compiles each program
-// once per process, a launcher would compile it on every start).
+// the provider picks the program generated for that spec (the filter is
+// defined once, in internal/seccompfilter/gen, and compiled at go generate
+// time), and the program travels in the same argv. Neither launcher
+// compiles a filter: the namespaces launcher's stages are C, and the
+// landlock launcher would pay for it on every start.
 func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, error) {
 	return func(spec vocab.Spec) (vocab.Spec, error) {
 		bpf, err := seccompfilter.BPF(spec, profile)
@@ -78,7 +81,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	spec, err = withSeccomp(seccompfilter.Namespaces)(spec)
 	if err != nil {
-		return unavailable(n.name(), "cannot compile the seccomp filter", err)
+		return unavailable(n.name(), "no seccomp program", err)
 	}
 	args, err := vocab.Encode(vocab.NsRun, spec)
 	if err != nil {

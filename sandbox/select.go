@@ -99,6 +99,10 @@ func (s *selection) compute(ctx context.Context, cands []runner, configErr error
 		}
 		results = append(results, candidateResult{c.name(), err})
 	}
+	if names, err := sameFailure(results); err != nil {
+		// One reason for all (a CGO_ENABLED=0 build): said once.
+		return nil, &Error{Code: CodeUnavailable, Reason: "every runner failed its probe (" + names + ")", Err: err}
+	}
 	return nil, &Error{Code: CodeUnavailable, Reason: "every runner failed its probe: " + joinResults(results), Err: errors.Join(errsOf(results)...)}
 }
 
@@ -110,6 +114,19 @@ func (s *selection) probe(ctx context.Context, r runner) error {
 		return err
 	}
 	return r.probe(ctx)
+}
+
+// sameFailure returns the runners' names and their one error when every
+// result failed with the same message, else nil.
+func sameFailure(rs []candidateResult) (string, error) {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		if r.Err.Error() != rs[0].Err.Error() {
+			return "", nil
+		}
+		names[i] = r.Runner
+	}
+	return strings.Join(names, ", "), rs[0].Err
 }
 
 func joinResults(rs []candidateResult) string {

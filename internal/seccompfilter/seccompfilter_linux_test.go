@@ -1,47 +1,89 @@
 package seccompfilter
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"golang.org/x/sys/unix"
 )
 
-// The cached program is the one a fresh compile gives, per key, whatever
-// else the spec holds; and every part of the key changes the program.
-func TestBPFCachedPerKey(t *testing.T) {
-	seen := map[string]programKey{}
+// BPF returns the generated program of the spec's key, whatever else the
+// spec holds; every key has its own program; and key.Of gives only the
+// keys programs were generated for.
+func TestBPFPerKey(t *testing.T) {
+	seen := map[string]Key{}
 	for _, profile := range []Profile{Landlock, Namespaces} {
 		for _, allow := range []bool{false, true} {
 			for _, socks := range [][]string{nil, {"/run/a.sock"}} {
-				first, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: socks, Writable: []string{"/a"}}, profile)
-				if err != nil {
-					t.Fatal(err)
+				for _, ports := range [][]int{nil, {8080}} {
+					first, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: socks, Ports: ports, Writable: []string{"/a"}}, profile)
+					if err != nil {
+						t.Fatal(err)
+					}
+					other := append([]string(nil), socks...)
+					if len(other) > 0 {
+						other[0] = "/run/b.sock"
+					}
+					var otherPorts []int
+					if len(ports) > 0 {
+						otherPorts = []int{1, 2}
+					}
+					again, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: other, Ports: otherPorts, DenyRead: []string{"/b"}}, profile)
+					if err != nil {
+						t.Fatal(err)
+					}
+					k := key.Of(vocab.Spec{AllowNetwork: allow, UnixSockets: socks, Ports: ports}, profile)
+					if !slices.Contains(key.All(), k) {
+						t.Fatalf("key.Of gives %+v, not among key.All", k)
+					}
+					if first != again || first != hex.EncodeToString(programs[k]) {
+						t.Errorf("%+v: BPF differs from the generated program", k)
+					}
+					if prev, ok := seen[first]; ok && prev != k && !(allow && prev.AllowNetwork) {
+						// Under network allow nothing socket-related is in the
+						// filter, so the UNIX-socket part may not matter there.
+						t.Errorf("%+v and %+v have the same program", prev, k)
+					}
+					seen[first] = k
 				}
-				other := append([]string(nil), socks...)
-				if len(other) > 0 {
-					other[0] = "/run/b.sock"
+			}
+		}
+	}
+	if len(programs) != len(key.All()) {
+		t.Errorf("%d programs generated, key.All has %d keys", len(programs), len(key.All()))
+	}
+}
+
+// Every program starts by checking the architecture: this binary's, and
+// any other kills the process (the first check answers for it or goes on
+// to one that does).
+func TestProgramsCheckArch(t *testing.T) {
+	audit := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
+	for k, code := range programs {
+		at := func(i int) unix.SockFilter {
+			b := code[8*i : 8*i+8]
+			return unix.SockFilter{Code: binary.NativeEndian.Uint16(b[0:2]), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:8])}
+		}
+		pc := 0
+		for {
+			ld, jeq := at(pc), at(pc+1)
+			if ld != (unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}) ||
+				jeq.Code != unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K || jeq.K != audit || jeq.Jt != 0 {
+				t.Fatalf("%+v: instructions %d-%d are not the check for AUDIT_ARCH %#x: %+v %+v", k, pc, pc+1, audit, ld, jeq)
+			}
+			pc += 2 + int(jeq.Jf)
+			if next := at(pc); next.Code == unix.BPF_RET|unix.BPF_K {
+				if next.K != unix.SECCOMP_RET_KILL_PROCESS {
+					t.Errorf("%+v: another architecture gets %#x, want SECCOMP_RET_KILL_PROCESS", k, next.K)
 				}
-				again, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: other, DenyRead: []string{"/b"}}, profile)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := programKey{profile: profile, allowNetwork: allow, unixSockets: len(socks) > 0}
-				fresh, err := compile(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if first != again || first != fresh {
-					t.Errorf("%+v: cached program differs from a fresh compile", k)
-				}
-				if prev, ok := seen[first]; ok && !(allow && prev.allowNetwork) {
-					// Under network allow nothing socket-related is in the
-					// filter, so the UNIX-socket part may not matter there.
-					t.Errorf("%+v and %+v compile to the same program", prev, k)
-				}
-				seen[first] = k
+				break
 			}
 		}
 	}
@@ -83,6 +125,34 @@ func TestInstallOnThread(t *testing.T) {
 		t.Fatalf("socket on another thread: %v", err)
 	}
 	unix.Close(fd)
+}
+
+// setxattrat and removexattrat (463 and 466 on amd64 and arm64), which
+// the landlock program answers ahead of libseccomp's part (gen's
+// byNumber), answer ENOSYS under the loaded program.
+func TestNewerXattrCallsRefused(t *testing.T) {
+	prog, err := BPF(vocab.Spec{}, Landlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := Install(prog); err != nil {
+			done <- err
+			return
+		}
+		for _, nr := range []uintptr{463, 466} {
+			if _, _, errno := unix.Syscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0); errno != unix.ENOSYS {
+				done <- fmt.Errorf("system call %d: %v, want ENOSYS", nr, errno)
+				return
+			}
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestInstallRefusesPartialInstructions(t *testing.T) {

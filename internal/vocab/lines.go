@@ -9,6 +9,13 @@ import (
 // failed before running the command.
 const FatalExit = 125
 
+// NoCgoReason is why the namespaces runner does not work in a binary
+// built with CGO_ENABLED=0: the provider's reason (SANDBOX_UNAVAILABLE)
+// and ns-run's fatal line. The landlock runner works there (its launcher
+// is then Go alone).
+const NoCgoReason = "this binary was built with CGO_ENABLED=0; the namespaces runner needs cgo " +
+	"(its launcher is C that starts from a constructor before the Go runtime; see README, Builds and runners)"
+
 // The exit statuses of a command that could not be started, as env(1)
 // and the shells give them: not found, and found but not executable.
 const (

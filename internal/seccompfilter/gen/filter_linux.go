@@ -1,35 +1,32 @@
-// Package seccompfilter is the one definition of the launchers' seccomp
-// filters. The provider compiles the filter (BPF) for each wrap and hands
-// the program to the launcher in its argv (vocab's -seccomp): the
-// namespaces launcher's stage 2 is C and loads it with seccomp(2), and the
-// landlock launcher loads it with InstallListener, so no launcher compiles
-// a filter on its own start.
-package seccompfilter
+//go:build cgo
+
+// This file is the one definition of the launchers' seccomp filters. The
+// generator (main_linux.go) compiles it with libseccomp, for every Key and
+// architecture, into the programs package seccompfilter embeds; the
+// provider picks one per wrap and hands it to the launcher in its argv
+// (vocab's -seccomp): the namespaces launcher's stage 2 is C and loads it
+// with seccomp(2), and the landlock launcher loads it with
+// InstallListener, so nothing compiles a filter at run time.
+package main
 
 import (
-	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
-	"sync"
-	"unsafe"
 
-	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
 
-// Profile selects the runner's variant of the filter.
-type Profile int
+// The definition's names for package key's.
+type (
+	programKey = key.Key
+	Profile    = key.Profile
+)
 
 const (
-	// Landlock is the landlock runner's filter.
-	Landlock Profile = iota
-	// Namespaces is the namespaces runner's filter.
-	Namespaces
+	Landlock   = key.Landlock
+	Namespaces = key.Namespaces
 )
 
 // allowedFamilies are the socket families socket(2) may create under
@@ -48,13 +45,13 @@ const (
 //     can (vocab.UnixSocketGaps says where it cannot).
 func allowedFamilies(k programKey) map[int]bool {
 	allowed := map[int]bool{}
-	if k.profile == Namespaces {
+	if k.Profile == Namespaces {
 		allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
 	}
-	if k.tcpPorts {
+	if k.TCPPorts {
 		allowed[unix.AF_INET], allowed[unix.AF_INET6] = true, true
 	}
-	if k.unixSockets {
+	if k.UnixSockets {
 		allowed[unix.AF_UNIX] = true
 	}
 	return allowed
@@ -163,13 +160,20 @@ var namespaceDenied = []string{
 // namespaces profile allows IP and netlink sockets, which its network
 // namespace holds in; the landlock profile allows no socket at all.
 //
-// Only the native architecture is allowed: a syscall through another table
-// (int 0x80, x32) kills the process, so the 32-bit socketcall(2) cannot be
-// used to go around the rules.
-func build(k programKey) (*seccomp.ScmpFilter, error) {
+// Only the target architecture is allowed (arch, which need not be the
+// host's: libseccomp translates each rule's system call by name): a
+// syscall through another table (int 0x80, x32 on amd64, AArch32 on
+// arm64) kills the process, so the 32-bit socketcall(2) cannot be used to
+// go around the rules. The rules on system calls libseccomp does not know
+// are byNumber's, checked ahead of this filter's program.
+func build(k programKey, arch seccomp.ScmpArch) (*seccomp.ScmpFilter, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	if err := targetArch(f, arch); err != nil {
+		f.Release()
+		return nil, err
 	}
 	if err := addRules(f, k); err != nil {
 		f.Release()
@@ -184,8 +188,26 @@ var (
 	enosys = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 )
 
-// addRules fills f; see build for what and why. k is all it reads: BPF
-// caches the program on exactly that key.
+// targetArch makes arch the filter's only architecture.
+func targetArch(f *seccomp.ScmpFilter, arch seccomp.ScmpArch) error {
+	native, err := seccomp.GetNativeArch()
+	if err != nil {
+		return fmt.Errorf("seccomp: native architecture: %w", err)
+	}
+	if arch == native {
+		return nil
+	}
+	if err := f.AddArch(arch); err != nil {
+		return fmt.Errorf("seccomp: add architecture %v: %w", arch, err)
+	}
+	if err := f.RemoveArch(native); err != nil {
+		return fmt.Errorf("seccomp: remove architecture %v: %w", native, err)
+	}
+	return nil
+}
+
+// addRules fills f; see build for what and why. k is all it reads: one
+// program is generated per key (and architecture).
 func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
 		return fmt.Errorf("seccomp: bad-arch action: %w", err)
@@ -232,15 +254,15 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 			return err
 		}
 	}
-	if err := addModeRules(f, k.profile, add, cond); err != nil {
+	if err := addModeRules(f, k.Profile, add, cond); err != nil {
 		return err
 	}
-	if k.tcpPorts {
+	if k.TCPPorts {
 		if err := addTCPOnlyRules(add, cond); err != nil {
 			return err
 		}
 	}
-	if !k.allowNetwork {
+	if !k.AllowNetwork {
 		if allowed := allowedFamilies(k); len(allowed) > 0 {
 			if err := denySocketFamilies(f, eacces, allowed); err != nil {
 				return err
@@ -315,8 +337,35 @@ var (
 )
 
 // sysSetxattrat and sysRemovexattrat are Linux 6.13's, the same number on
-// every architecture; libseccomp may not know their names yet.
+// amd64 and arm64; libseccomp (2.5.4) does not know their names, so it
+// can place a rule on them for the host's architecture only: they are
+// byNumber's.
 const sysSetxattrat, sysRemovexattrat = 463, 466
+
+// numberRule is an unconditional rule on a system call by its number on
+// the target architecture: ret is the filter's answer (SECCOMP_RET_*).
+type numberRule struct {
+	nr  uint32
+	ret uint32
+}
+
+// byNumber are the rules on system calls libseccomp does not know by
+// name. libseccomp adds a rule by number for the host's architecture only
+// (for another it translates the number through the name), so these are
+// checked by a few instructions ahead of libseccomp's program, for the
+// target architecture only; every other call goes on to that program
+// unchanged. On either profile nothing else in the filter matches these
+// calls.
+func byNumber(k programKey) []numberRule {
+	if k.Profile != Landlock {
+		return nil
+	}
+	// setxattrat and removexattrat pass their arguments in a struct the
+	// supervisor does not read: ENOSYS (the C library falls back to the
+	// notified setxattr family).
+	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS&unix.SECCOMP_RET_DATA)
+	return []numberRule{{sysSetxattrat, enosys}, {sysRemovexattrat, enosys}}
+}
 
 // modeArgs are the system calls that set a file's mode, with the index of
 // their mode argument: the ones that change it, and the ones that create a
@@ -346,8 +395,10 @@ var openModeArgs = []struct {
 const oTmpfileBit = unix.O_TMPFILE &^ unix.O_DIRECTORY
 
 // sysFchmodat2 is fchmodat2(2) (Linux 6.6), the same number on every
-// architecture (it is newer than the unified table); libseccomp 2.5 does
-// not know its name.
+// architecture (it is newer than the unified table). Upstream libseccomp
+// 2.5.4 does not know its name, Debian bookworm's 2.5.4-1+deb12u1 does:
+// the generator needs the name for the architecture it does not run on
+// (libseccomp translates the number through it).
 const sysFchmodat2 = 452
 
 // addModeRules refuses (EPERM) every mode with S_ISUID or S_ISGID: a
@@ -374,11 +425,7 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 		if err := f.AddRule(seccomp.ScmpSyscall(sysFchmodat2), seccomp.ActNotify); err != nil {
 			return fmt.Errorf("seccomp: fchmodat2 rule: %w", err)
 		}
-		for _, nr := range []int{sysSetxattrat, sysRemovexattrat} {
-			if err := f.AddRule(seccomp.ScmpSyscall(nr), enosys); err != nil {
-				return fmt.Errorf("seccomp: xattrat rule: %w", err)
-			}
-		}
+		// setxattrat and removexattrat: byNumber.
 		for _, req := range notifiedIoctls {
 			if err := add("ioctl", seccomp.ActNotify, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, req)); err != nil {
 				return err
@@ -417,128 +464,3 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 	}
 	return add("openat2", enosys)
 }
-
-// programKey is everything a program depends on: the runner's profile,
-// the network mode, whether some UNIX sockets are allowed by path (the
-// paths themselves are the launcher's Landlock rules, not the filter's),
-// and, for the landlock profile, whether some loopback TCP ports are (the
-// ports are Landlock's rules too). The namespaces profile allows IP in
-// its own network namespace already, so its ports change nothing here.
-// build and addRules read nothing else, so BPF may cache on it.
-type programKey struct {
-	profile      Profile
-	allowNetwork bool
-	unixSockets  bool
-	tcpPorts     bool
-}
-
-func keyOf(s vocab.Spec, profile Profile) programKey {
-	return programKey{profile: profile, allowNetwork: s.AllowNetwork, unixSockets: len(s.UnixSockets) > 0,
-		tcpPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0}
-}
-
-var (
-	programsMu sync.Mutex
-	programs   = map[programKey]string{}
-)
-
-// BPF returns the compiled program of the filter for s, in hex: what the
-// launchers load (the namespaces launcher with seccomp(2), the landlock
-// launcher with Install). The program depends on programKey only, so it is
-// compiled once per key and process; a failure is not remembered.
-func BPF(s vocab.Spec, profile Profile) (string, error) {
-	k := keyOf(s, profile)
-	programsMu.Lock()
-	defer programsMu.Unlock()
-	if p, ok := programs[k]; ok {
-		return p, nil
-	}
-	p, err := compile(k)
-	if err != nil {
-		return "", err
-	}
-	programs[k] = p
-	return p, nil
-}
-
-// compile exports the program of the filter for k.
-func compile(k programKey) (string, error) {
-	f, err := build(k)
-	if err != nil {
-		return "", err
-	}
-	defer f.Release()
-	// seccomp_export_bpf_mem needs libseccomp 2.6; the file form works on
-	// 2.5 (Debian bookworm), so export into a memfd and read it back.
-	fd, err := unix.MemfdCreate("sandbox-local-seccomp", unix.MFD_CLOEXEC)
-	if err != nil {
-		return "", fmt.Errorf("seccomp: export: %w", err)
-	}
-	mf := os.NewFile(uintptr(fd), "seccomp-bpf")
-	defer mf.Close()
-	if err := f.ExportBPF(mf); err != nil {
-		return "", fmt.Errorf("seccomp: export: %w", err)
-	}
-	if _, err := mf.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("seccomp: export: %w", err)
-	}
-	b, err := io.ReadAll(mf)
-	if err != nil {
-		return "", fmt.Errorf("seccomp: export: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// Install loads program (hex, as BPF returns it and vocab.Decode checked
-// it) on the calling thread, after setting no_new_privs, which seccomp
-// requires of a process without CAP_SYS_ADMIN and which the launchers want
-// anyway. The filter passes to the program the thread execs.
-func Install(program string) error {
-	_, err := install(program, 0)
-	return err
-}
-
-// InstallListener is Install with SECCOMP_FILTER_FLAG_NEW_LISTENER: it
-// returns the descriptor on which the calls the program hands to user
-// space (Notified) arrive, for the launcher to pass to its supervisor.
-func InstallListener(program string) (int, error) {
-	return install(program, seccompFlagNewListener)
-}
-
-// seccompFlagNewListener is SECCOMP_FILTER_FLAG_NEW_LISTENER.
-const seccompFlagNewListener = 1 << 3
-
-func install(program string, flags uintptr) (int, error) {
-	code, err := hex.DecodeString(program)
-	if err != nil || len(code) == 0 || len(code)%int(unsafe.Sizeof(unix.SockFilter{})) != 0 {
-		return -1, errors.New("seccomp: the program is not whole BPF instructions")
-	}
-	n := len(code) / int(unsafe.Sizeof(unix.SockFilter{}))
-	if n > bpfMaxInsns {
-		return -1, fmt.Errorf("seccomp: the program has %d instructions, the kernel takes at most %d", n, bpfMaxInsns)
-	}
-	insns := make([]unix.SockFilter, n)
-	for i := range insns {
-		// struct sock_filter in the host's byte order, as libseccomp
-		// exported it.
-		b := code[8*i : 8*i+8]
-		insns[i] = unix.SockFilter{
-			Code: binary.NativeEndian.Uint16(b[0:2]),
-			Jt:   b[2],
-			Jf:   b[3],
-			K:    binary.NativeEndian.Uint32(b[4:8]),
-		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return -1, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	prog := unix.SockFprog{Len: uint16(n), Filter: &insns[0]}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
-	if errno != 0 {
-		return -1, fmt.Errorf("seccomp: load: %w", errno)
-	}
-	return int(fd), nil
-}
-
-// bpfMaxInsns is the kernel's BPF_MAXINSNS.
-const bpfMaxInsns = 4096

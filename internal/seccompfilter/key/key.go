@@ -1,0 +1,56 @@
+// Package key names the seccomp programs: the runner's profile and the
+// parts of a spec the filter depends on. It is shared by package
+// seccompfilter (which looks the generated programs up) and its generator
+// (gen), which must build without the files it generates.
+package key
+
+import "github.com/bo-agent/sandbox-local/internal/vocab"
+
+// Profile selects the runner's variant of the filter.
+type Profile int
+
+const (
+	// Landlock is the landlock runner's filter.
+	Landlock Profile = iota
+	// Namespaces is the namespaces runner's filter.
+	Namespaces
+)
+
+// Key is everything a program depends on: the runner's profile, the
+// network mode, whether some UNIX sockets are allowed by path (the paths
+// themselves are the launcher's Landlock rules, not the filter's), and,
+// for the landlock profile under network deny, whether some loopback TCP
+// ports are (the ports are Landlock's rules too). The namespaces profile
+// allows IP in its own network namespace already, so its ports change
+// nothing here. The definition (gen) reads nothing else, so one program
+// per Key and architecture is generated.
+type Key struct {
+	Profile      Profile
+	AllowNetwork bool
+	UnixSockets  bool
+	TCPPorts     bool
+}
+
+// Of is the Key of the program for s under profile.
+func Of(s vocab.Spec, profile Profile) Key {
+	return Key{Profile: profile, AllowNetwork: s.AllowNetwork, UnixSockets: len(s.UnixSockets) > 0,
+		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0}
+}
+
+// All are every Key Of can give: the programs generated.
+func All() []Key {
+	var keys []Key
+	for _, p := range []Profile{Landlock, Namespaces} {
+		for _, allow := range []bool{false, true} {
+			for _, socks := range []bool{false, true} {
+				for _, tcp := range []bool{false, true} {
+					if tcp && (p != Landlock || allow) {
+						continue
+					}
+					keys = append(keys, Key{Profile: p, AllowNetwork: allow, UnixSockets: socks, TCPPorts: tcp})
+				}
+			}
+		}
+	}
+	return keys
+}
