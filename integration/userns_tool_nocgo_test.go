@@ -26,7 +26,9 @@ func diagnoseWithoutUserns() string {
 		eperm   = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 		enosys  = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 	)
-	ld := func(off uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off} }
+	ld := func(off uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+	}
 	jeq := func(v uint32, t, f uint8) unix.SockFilter {
 		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: v, Jt: t, Jf: f}
 	}
