@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 	"golang.org/x/sys/unix"
@@ -347,6 +348,61 @@ func TestMetadataConfinedToTheWritableRoots(t *testing.T) {
 		r := s.run(ro, "/bin/sh", "-c", `f="$TMPDIR/t"; echo x > "$f" && chmod 640 "$f" && stat -c %a "$f"`)
 		if r.code != 0 || strings.TrimSpace(r.stdout) != "640" {
 			t.Errorf("chmod in the temp dir, read-only mode: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
+}
+
+// TestFileSetattrConfined: file_setattr(2) (Linux 6.17) sets the same
+// inode flags as chattr's ioctl, which the landlock supervisor confines,
+// but the filter neither handed it over nor refused it: the red team
+// set nodump, noatime and sync on a file outside the writable roots.
+// Under landlock it now answers ENOSYS (the C library and chattr use the
+// ioctl); under namespaces the file outside is on a read-only mount
+// (EROFS). The control makes the same call unconfined.
+func TestFileSetattrConfined(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		outside := filepath.Join(s.base, "own-file")
+		write(t, outside, "x")
+		switch r := hostTool(t, "file-setattr", outside); r {
+		case "ENOSYS":
+			t.Skip("this kernel has no file_setattr (Linux 6.17)")
+		case "ok":
+			exec.Command("chattr", "-d", outside).Run()
+		default:
+			t.Fatalf("control: file_setattr unconfined: %s", r)
+		}
+		refused := map[string][]string{"landlock": {"ENOSYS"}, "namespaces": {"EROFS"}}[s.runner]
+		wantDenied(t, "file_setattr outside the writable roots", s.tool(s.policy(), "file-setattr", outside), refused...)
+		if out, err := exec.Command("lsattr", "-d", outside).Output(); err == nil && strings.Contains(strings.Fields(string(out))[0], "d") {
+			t.Errorf("the file outside got the nodump flag: %s", out)
+		}
+	})
+}
+
+// TestMessageQueuesStayInside: under landlock the command shares the
+// host's IPC namespace, and a POSIX message queue it made outlived it (red
+// team): mq_open and mq_unlink are refused there. Under namespaces a
+// queue would live in the sandbox's own IPC namespace and go with it. The
+// control makes a queue unconfined; the host then sees none.
+func TestMessageQueuesStayInside(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		name := randomName("sbx-mq-") // as the system call takes it: no leading slash
+		wantOK(t, "control: mq_open unconfined", hostTool(t, "mq-open", name))
+		p, _ := unix.BytePtrFromString(name)
+		unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+		r := s.tool(s.policy(), "mq-open", name)
+		if s.runner == "landlock" {
+			wantDenied(t, "mq_open under landlock", r, "EACCES")
+		} else if r != "ok" && r != "EACCES" {
+			// Made in the sandbox's own IPC namespace, or refused by the
+			// deny-read carving (Landlock confines the open of a queue,
+			// which lies on no path it grants).
+			t.Errorf("mq_open under namespaces: %s, want ok or EACCES", r)
+		}
+		if fd, _, e := unix.Syscall(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), unix.O_RDONLY, 0); e == 0 {
+			unix.Close(int(fd))
+			unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+			t.Errorf("the queue /%s outlived the sandbox", name)
 		}
 	})
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 	"golang.org/x/sys/unix"
@@ -73,6 +75,12 @@ func toolVerb(args []string) string {
 		return result(err)
 	case "truncate":
 		return result(unix.Truncate(arg(1), 0))
+	case "file-setattr":
+		// file_setattr(2) (Linux 6.17) with FS_XFLAG_NODUMP: what chattr +d
+		// does through an ioctl.
+		return result(fileSetattr(arg(1), 0x80))
+	case "mq-open":
+		return result(mqOpen(arg(1)))
 	case "read":
 		f, err := os.Open(arg(1))
 		if err == nil {
@@ -613,4 +621,36 @@ func watchTokens(d time.Duration) string {
 		out = append(out, t)
 	}
 	return strings.Join(out, ",")
+}
+
+// fileSetattr sets the extended inode flags of path with file_setattr(2):
+// struct file_attr is fa_xflags (64 bits), then four 32-bit fields.
+func fileSetattr(path string, xflags uint64) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	var attr [24]byte
+	binary.LittleEndian.PutUint64(attr[:8], xflags)
+	fdcwd := unix.AT_FDCWD
+	if _, _, e := unix.Syscall6(469, uintptr(fdcwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&attr[0])), uintptr(len(attr)), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// mqOpen creates the POSIX message queue name (mq_open with O_CREAT) and
+// closes it. The system call takes the name without the C library's
+// leading slash.
+func mqOpen(name string) error {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), unix.O_RDWR|unix.O_CREAT, 0o600, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	unix.Close(int(fd))
+	return nil
 }

@@ -276,6 +276,17 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 			return err
 		}
 	}
+	if k.Profile == Landlock {
+		// POSIX message queues live in the IPC namespace, which the
+		// landlock runner shares with the host: a queue the command
+		// made outlived it, and mq_unlink removes the user's others
+		// (the namespaces runner has an IPC namespace of its own).
+		for _, name := range []string{"mq_open", "mq_unlink"} {
+			if err := add(name, eacces); err != nil {
+				return err
+			}
+		}
+	}
 	// Calls that act on another process by pid, which Landlock does not
 	// scope: resource limits (prlimit64 can give the user's editor a
 	// one-byte file-size limit), priorities, CPU affinity, scheduling, I/O
@@ -336,11 +347,15 @@ var (
 	refusedIoctls  = []uint64{0x40806685, 0x800c6613}
 )
 
-// sysSetxattrat and sysRemovexattrat are Linux 6.13's, the same number on
-// amd64 and arm64; libseccomp (2.5.4) does not know their names, so it
-// can place a rule on them for the host's architecture only: they are
-// byNumber's.
-const sysSetxattrat, sysRemovexattrat = 463, 466
+// sysSetxattrat and sysRemovexattrat are Linux 6.13's, sysOpenTreeAttr
+// 6.15's and sysFileSetattr 6.17's, the same numbers on amd64 and arm64;
+// libseccomp (2.5.4) does not know their names, so it can place a rule on
+// them for the host's architecture only: they are byNumber's.
+const (
+	sysSetxattrat, sysRemovexattrat = 463, 466
+	sysOpenTreeAttr                 = 467
+	sysFileSetattr                  = 469
+)
 
 // numberRule is an unconditional rule on a system call by its number on
 // the target architecture: ret is the filter's answer (SECCOMP_RET_*).
@@ -357,14 +372,21 @@ type numberRule struct {
 // unchanged. On either profile nothing else in the filter matches these
 // calls.
 func byNumber(k programKey) []numberRule {
+	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS&unix.SECCOMP_RET_DATA)
+	eperm := uint32(unix.SECCOMP_RET_ERRNO | unix.EPERM&unix.SECCOMP_RET_DATA)
+	// open_tree_attr is open_tree with mount attributes: refused with the
+	// other mount calls (namespaceDenied).
+	rules := []numberRule{{sysOpenTreeAttr, eperm}}
 	if k.Profile != Landlock {
-		return nil
+		return rules
 	}
 	// setxattrat and removexattrat pass their arguments in a struct the
 	// supervisor does not read: ENOSYS (the C library falls back to the
-	// notified setxattr family).
-	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS&unix.SECCOMP_RET_DATA)
-	return []numberRule{{sysSetxattrat, enosys}, {sysRemovexattrat, enosys}}
+	// notified setxattr family). So does file_setattr, which sets the
+	// inode flags FS_IOC_FSSETXATTR sets (chattr uses the ioctl, which
+	// the supervisor confines): it changed flags of files outside the
+	// writable roots (red team).
+	return append(rules, numberRule{sysSetxattrat, enosys}, numberRule{sysRemovexattrat, enosys}, numberRule{sysFileSetattr, enosys})
 }
 
 // modeArgs are the system calls that set a file's mode, with the index of
