@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -69,6 +70,10 @@ func run(rounds int, only string) error {
 		return fmt.Errorf("build the floor (run from the repository root): %v %s", err, out)
 	}
 	clis := map[string]string{"cli-dynamic": filepath.Join(dir, "cli-dynamic"), "cli-static": filepath.Join(dir, "cli-static")}
+	if !withCgo {
+		delete(clis, "cli-static") // external linking needs cgo
+		fmt.Println("build: CGO_ENABLED=0: landlock's launcher is the Go chain; no namespaces runner")
+	}
 	for name, out := range clis {
 		args := []string{"build", "-o", out}
 		if name == "cli-static" {
@@ -95,6 +100,11 @@ func run(rounds int, only string) error {
 		cli("cli-landlock-dyn", "landlock", clis["cli-dynamic"], ws),
 		cli("cli-landlock-static", "landlock", clis["cli-static"], ws),
 		cli("cli-namespaces", "namespaces", clis["cli-dynamic"], ws),
+	}
+	if !withCgo {
+		variants = slices.DeleteFunc(variants, func(v variant) bool {
+			return strings.Contains(v.name, "namespaces") || v.name == "cli-landlock-static"
+		})
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", func(argv []string) (time.Duration, error) {
@@ -242,7 +252,11 @@ func peakRSS(dir, ws, floor string, pol sandbox.Policy) error {
 		return err
 	}
 	rows = append(rows, [2]string{"floor", v})
-	for _, runner := range []string{"landlock", "namespaces"} {
+	runners := []string{"landlock", "namespaces"}
+	if !withCgo {
+		runners = runners[:1]
+	}
+	for _, runner := range runners {
 		w, err := sandbox.New(sandbox.Config{Runners: []string{runner}}).Wrap(context.Background(), sandbox.Request{Argv: []string{"/bin/true"}, Policy: pol})
 		if err != nil {
 			return err

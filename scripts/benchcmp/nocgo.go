@@ -1,0 +1,6 @@
+//go:build !cgo
+
+package main
+
+// withCgo: see cgo.go.
+const withCgo = false
