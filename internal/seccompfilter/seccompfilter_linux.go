@@ -182,6 +182,7 @@ var (
 	eperm  = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	eacces = seccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
 	enosys = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+	ebusy  = seccomp.ActErrno.SetReturnCode(int16(unix.EBUSY))
 )
 
 // addRules fills f; see build for what and why. k is all it reads: BPF
@@ -229,6 +230,11 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	// filter inspects.
 	for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 		if err := add(name, eacces); err != nil {
+			return err
+		}
+	}
+	if k.guard {
+		if err := addGuardRules(add, cond); err != nil {
 			return err
 		}
 	}
@@ -418,23 +424,74 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 	return add("openat2", enosys)
 }
 
+// Creating are the calls that create a name, besides the opens with
+// O_CREAT (openCreating): under the namespaces profile with guarded names
+// (vocab.Spec.Guarded), each is handed to the launcher's guard
+// (launcher/ns_guard_linux.c), which makes it itself and refuses creating
+// a guarded name. An open with O_TMPFILE creates no name; linking it in
+// afterwards is a linkat, handed over too.
+var Creating = []string{"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
+	"link", "linkat", "rename", "renameat", "renameat2"}
+
+// openCreating are the opens with the index of their flags argument: only
+// those with O_CREAT are handed to the guard.
+var openCreating = []struct {
+	name  string
+	flags uint
+}{{"open", 1}, {"openat", 2}}
+
+// seccompFilterOp is SECCOMP_SET_MODE_FILTER, the seccomp(2) operation
+// that loads a filter.
+const seccompFilterOp = 1
+
+// addGuardRules hands every call that can create a name to the guard
+// (SECCOMP_RET_USER_NOTIF). The kernel runs every filter of the chain and
+// keeps the strongest action; between two that hand the call to user
+// space, the newest filter's listener gets it. So a command that could
+// load its own filter with a listener could answer CONTINUE to its own
+// creates: seccomp(2) loading a filter with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER is refused (EBUSY, what the kernel
+// answers itself while the guard's listener is open). The setuid-mode
+// rules on the same calls answer EPERM first where they match
+// (libseccomp orders an ERRNO before a NOTIFY); the guard refuses those
+// modes too, with the same EPERM.
+func addGuardRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
+	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
+	for _, name := range Creating {
+		if err := add(name, seccomp.ActNotify); err != nil {
+			return err
+		}
+	}
+	for _, o := range openCreating {
+		if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, unix.O_CREAT, unix.O_CREAT)); err != nil {
+			return err
+		}
+	}
+	return add("seccomp", ebusy, cond(0, seccomp.CompareEqual, seccompFilterOp),
+		cond(1, seccomp.CompareMaskedEqual, seccompFlagNewListener, seccompFlagNewListener))
+}
+
 // programKey is everything a program depends on: the runner's profile,
 // the network mode, whether some UNIX sockets are allowed by path (the
 // paths themselves are the launcher's Landlock rules, not the filter's),
 // and, for the landlock profile, whether some loopback TCP ports are (the
 // ports are Landlock's rules too). The namespaces profile allows IP in
 // its own network namespace already, so its ports change nothing here.
+// guard: the namespaces profile hands the creating calls to the guard,
+// when the spec has guarded names (addGuardRules).
 // build and addRules read nothing else, so BPF may cache on it.
 type programKey struct {
 	profile      Profile
 	allowNetwork bool
 	unixSockets  bool
 	tcpPorts     bool
+	guard        bool
 }
 
 func keyOf(s vocab.Spec, profile Profile) programKey {
 	return programKey{profile: profile, allowNetwork: s.AllowNetwork, unixSockets: len(s.UnixSockets) > 0,
-		tcpPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0}
+		tcpPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0,
+		guard:    profile == Namespaces && len(s.Guarded) > 0}
 }
 
 var (
