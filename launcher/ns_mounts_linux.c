@@ -174,6 +174,50 @@ static void plan_pins(const char *root, const char *p) {
 	free(d);
 }
 
+// plan_guard: p, a protected path, is missing, and the filter hands the
+// creating calls to the guard. The first missing component below p's
+// writable root is the name the guard refuses (creating .cargo is refused
+// while .cargo/config.toml is guarded), in its parent, by identity; the
+// directories between the root and that name are pinned, so the parent
+// cannot be moved away and replaced. A component that is not a directory
+// holds nothing that could be created; a symlink among them is fatal, as
+// for a read-only subpath.
+static void plan_guard(const struct spec *s, const char *p) {
+	const char *root = deepest_root(s, p);
+	if (!root || !strcmp(root, p))
+		return; // outside the writable roots all is read-only already
+	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
+	if (dfd < 0)
+		sbx_fatal(sbx_ns_token, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
+	char *rest = ns_xstrdup(p + strlen(root));
+	char *upto = ns_xstrdup(p); // p up to the component at hand
+	size_t at = strcmp(root, "/") ? strlen(root) : 0;
+	for (char *comp = strtok(rest, "/"); comp; comp = strtok(NULL, "/")) {
+		at += 1 + strlen(comp);
+		struct stat st;
+		int fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (fstat(dfd, &st) < 0)
+				sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
+			upto[at] = 0;
+			ns_guard_add(&st, comp, p);
+			plan_pins(root, upto);
+			break;
+		}
+		if (fd < 0 || fstat(fd, &st) < 0)
+			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
+		if (S_ISLNK(st.st_mode))
+			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, ns_swapped_or(ELOOP));
+		close(dfd);
+		dfd = fd;
+		if (!S_ISDIR(st.st_mode))
+			break;
+	}
+	close(dfd);
+	free(rest);
+	free(upto);
+}
+
 // plan_read_only plans the read-only bind of p (and the pins above it).
 // The provider resolved p's directories at Wrap time, so a symlink among
 // them now is fatal; a missing p is skipped (the provider reported it).
@@ -194,7 +238,9 @@ static void plan_read_only(const struct spec *s, const char *p) {
 	// -full is checked here, on what the plan uses, not by name before
 	// it: a swap in between would otherwise pass the check.
 	if (fd < 0) {
-		if (s->require_full)
+		if (s->nguard > 0)
+			plan_guard(s, p); // the guard refuses its creation
+		else if (s->require_full)
 			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing", p);
 		return; // nothing there
 	}
@@ -255,6 +301,10 @@ void ns_plan(const struct spec *s) {
 	plan_deny_read(s);
 	for (int i = 0; i < s->nro; i++)
 		plan_read_only(s, s->ro[i]);
+	// A guarded name that appeared since the Wrap is bound read-only
+	// like a read-only subpath; the others are guarded.
+	for (int i = 0; i < s->nguard; i++)
+		plan_read_only(s, s->guard[i]);
 	plan_unix_sockets(s);
 	qsort(layers, nlayers, sizeof *layers, layer_cmp);
 }

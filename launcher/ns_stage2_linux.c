@@ -30,7 +30,9 @@
 //      the deny-read paths with Landlock, empties every capability set,
 //      marks descriptors close-on-exec, sets no_new_privs and loads the
 //      seccomp program the provider compiled for this very spec
-//      (-seccomp: the filter is defined once, in Go);
+//      (-seccomp: the filter is defined once, in Go); with guarded names
+//      (-g), it first forks the guard, which then answers the filter's
+//      notifications of every creating call (ns_guard_linux.c);
 //   6. here: resets the signal mask and dispositions, and execs the
 //      command in place (127 / 126 when it cannot, as the Go launcher does).
 //
@@ -214,9 +216,14 @@ void sbx_ns_stage2(int argc, char **argv) {
 	ns_hand_over_ports(&s);
 	ns_confine_unix_sockets(&s);
 	ns_carve_deny_read(&s);
+	// The guard shares the Landlock domains above, and stays outside the
+	// filter below (ns_guard_linux.c).
+	int guard = ns_guard_fork(&s);
 	ns_drop_capabilities();
 	ns_close_extra_fds();
-	ns_load_seccomp(&s);
+	int listener = ns_load_seccomp(&s);
+	if (guard >= 0)
+		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)
 		probe(&s);

@@ -163,7 +163,8 @@ func AllowNetworkGaps(s Spec) []Gap {
 }
 
 // NamespaceGaps returns the gaps of the namespaces runner for s: what a
-// mount namespace cannot bind because it is not there or is a symlink
+// mount namespace cannot bind because it is a symlink, or is not there
+// while no guard refuses its creation (s.Guarded empty)
 // (mount(2) follows a final symlink and cannot cover the link itself), and
 // a read-only file with more than one hard link (a bind covers one name).
 // lstat is os.Lstat, or a fake in tests. Provider and launcher call it on
@@ -176,6 +177,9 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 	for _, p := range s.ReadOnly {
 		fi, err := lstat(p)
 		switch {
+		case err != nil && len(s.Guarded) > 0:
+			// Not there, and the launcher's guard refuses creating it
+			// (the provider lists every missing one in Guarded).
 		case err != nil:
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
 		case fi.Mode()&fs.ModeSymlink != 0:
