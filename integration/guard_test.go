@@ -1,0 +1,434 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// The namespaces runner's guard (launcher/ns_guard_linux.c): a protected
+// name that does not exist (.git/commondir in a main repository, an absent
+// tool config) cannot be bound read-only, so every call that creates a
+// name is made by the guard, which refuses creating that one with EROFS.
+
+// guardWorld is a git repository under namespaces with the default policy,
+// an ordinary file "other" and a subdirectory "sub".
+func guardWorld(t *testing.T) (*sbx, sandbox.Policy) {
+	t.Helper()
+	rs := only("namespaces")
+	if len(rs) == 0 {
+		t.Skip("the namespaces runner is not under test here")
+	}
+	s := newSbx(t, rs[0])
+	gitRepo(t, s.ws)
+	write(t, filepath.Join(s.ws, "other"), "other\n")
+	if err := os.Mkdir(filepath.Join(s.ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s, s.policy()
+}
+
+// TestGuardRefusesAbsentNames: every way of creating .git/commondir, and
+// the absent tool configs at the workspace's root, fails with EROFS and
+// leaves nothing on the host; the same calls on other names work.
+func TestGuardRefusesAbsentNames(t *testing.T) {
+	s, pol := guardWorld(t)
+	w := s.wrap(pol, "true")
+	if w.Enforcement != sandbox.Full {
+		t.Fatalf("a plain git repository under namespaces: enforcement %s, gaps %v; want full", w.Enforcement, w.Gaps)
+	}
+	cd := filepath.Join(s.ws, ".git/commondir")
+	other := filepath.Join(s.ws, "other")
+	denials := []struct {
+		what string
+		argv []string
+		gone string
+	}{
+		{"write .git/commondir", []string{self(t), toolArg, "write", cd}, cd},
+		{"mkdir .git/commondir", []string{self(t), toolArg, "mkdir", cd}, cd},
+		{"symlink .git/commondir", []string{self(t), toolArg, "symlink", "/tmp/x", cd}, cd},
+		{"rename onto .git/commondir", []string{self(t), toolArg, "rename", other, cd}, cd},
+		{"link onto .git/commondir", []string{self(t), toolArg, "link", other, cd}, cd},
+		{"creat .git/commondir", []string{self(t), toolArg, "creat", "644", cd}, cd},
+		{"mknod .git/commondir", []string{self(t), toolArg, "mknod-reg", "644", cd}, cd},
+		{"relative from a subdirectory", []string{"/bin/sh", "-c", "cd sub && exec " + self(t) + " " + toolArg + " write ../.git/commondir"}, cd},
+		{"through /proc/self/cwd", []string{self(t), toolArg, "write", "/proc/self/cwd/.git/commondir"}, cd},
+		{"through /proc/thread-self/cwd", []string{self(t), toolArg, "write", "/proc/thread-self/cwd/.git/commondir"}, cd},
+		{"through a symlink to .git", []string{"/bin/sh", "-c", "ln -s ../.git sub/g && exec " + self(t) + " " + toolArg + " write sub/g/commondir"}, cd},
+		{"through a dangling symlink", []string{"/bin/sh", "-c", "ln -s ../.git/commondir sub/dangling && exec " + self(t) + " " + toolArg + " write sub/dangling"}, cd},
+		{"openat on a descriptor of .git", []string{self(t), toolArg, "create-at", filepath.Join(s.ws, ".git"), "commondir"}, cd},
+		{"in another case", []string{self(t), toolArg, "write", filepath.Join(s.ws, ".git/CommonDir")}, filepath.Join(s.ws, ".git/CommonDir")},
+		{"an absent .envrc", []string{self(t), toolArg, "write", filepath.Join(s.ws, ".envrc")}, filepath.Join(s.ws, ".envrc")},
+		{"an absent .vscode", []string{self(t), toolArg, "mkdir", filepath.Join(s.ws, ".vscode")}, filepath.Join(s.ws, ".vscode")},
+		{"an absent .vscode by rename", []string{"/bin/sh", "-c", "mkdir sub/v && exec " + self(t) + " " + toolArg + " rename sub/v .vscode"}, filepath.Join(s.ws, ".vscode")},
+		{"the absent parent of .cargo/config.toml", []string{self(t), toolArg, "mkdir", filepath.Join(s.ws, ".cargo")}, filepath.Join(s.ws, ".cargo")},
+	}
+	for _, d := range denials {
+		r := s.run(pol, d.argv...)
+		if got := strings.TrimSpace(r.stdout); got != "EROFS" {
+			t.Errorf("%s: got %q (exit %d, stderr %q), want EROFS", d.what, got, r.code, r.stderr)
+		}
+		wantAbsent(t, d.gone)
+	}
+	// The shell's own redirection, as an agent would write it.
+	r := s.run(pol, "/bin/sh", "-c", "echo /tmp/x > .git/commondir")
+	if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+		t.Errorf("sh: echo > .git/commondir: exit %d stderr %q, want Read-only file system", r.code, r.stderr)
+	}
+	wantAbsent(t, cd)
+	// The guarded parent cannot be moved away and replaced.
+	wantDenied(t, "move .git away", s.tool(pol, "rename", filepath.Join(s.ws, ".git"), filepath.Join(s.ws, "g2")), "EBUSY")
+	wantAbsent(t, filepath.Join(s.ws, "g2"))
+	// The setuid bit at creation: the guard refuses it (libseccomp drops
+	// the filter's own rule where the guard takes the call).
+	wantDenied(t, "create a setuid file", s.tool(pol, "create", "4755", filepath.Join(s.ws, "suid")), "EPERM")
+	wantDenied(t, "mknod a setgid file", s.tool(pol, "mknod-reg", "2755", filepath.Join(s.ws, "sgid")), "EPERM")
+	wantAbsent(t, filepath.Join(s.ws, "suid"))
+	wantAbsent(t, filepath.Join(s.ws, "sgid"))
+
+	// Positive controls: the same calls on other names, in the workspace
+	// and in .git.
+	for _, c := range [][]string{
+		{"write", filepath.Join(s.ws, "new")},
+		{"write", filepath.Join(s.ws, ".git/not-commondir")},
+		{"mkdir", filepath.Join(s.ws, ".git/dir")},
+		{"symlink", "other", filepath.Join(s.ws, "sym")},
+		{"link", other, filepath.Join(s.ws, "hard")},
+		{"link", filepath.Join(s.ws, ".git/not-commondir"), filepath.Join(s.ws, ".git/hard")},
+		{"rename", filepath.Join(s.ws, "new"), filepath.Join(s.ws, "renamed")},
+		{"create-at", filepath.Join(s.ws, ".git"), "at-name"},
+		{"write", "/proc/self/cwd/through-proc"},
+		{"write", filepath.Join(s.ws, "sub/.envrc")},
+		{"create", "0755", filepath.Join(s.ws, "exec")},
+	} {
+		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
+	}
+	for _, p := range []string{"renamed", ".git/not-commondir", ".git/dir", "sym", "hard", ".git/hard", ".git/at-name", "through-proc", "sub/.envrc", "exec"} {
+		if _, err := os.Lstat(filepath.Join(s.ws, p)); err != nil {
+			t.Errorf("control: %s was not created: %v", p, err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(s.ws, "sym")); err != nil || target != "other" {
+		t.Errorf("control: symlink %q %v", target, err)
+	}
+}
+
+// TestGuardKeepsOrdinaryWork: git and a shell work as they do without the
+// guard: commits, branches, checkouts, gc; redirections to /dev/stdout and
+// /dev/stderr reach the command's own; umask; FIFOs; relative creates
+// after cd.
+func TestGuardKeepsOrdinaryWork(t *testing.T) {
+	s, pol := guardWorld(t)
+	script := `set -e
+echo a > a && git add a && git commit -qm one
+git branch topic && git checkout -q topic
+echo b > b && git add b && git commit -qm two
+git checkout -q - && git merge -q topic && git gc -q --prune=now
+git log --oneline | wc -l
+echo to-stdout > /dev/stdout
+echo to-stderr > /dev/stderr
+echo via-fd > /dev/fd/1
+umask 077 && : > private && stat -c %a private
+umask 022
+mkfifo fifo && (cat fifo > fifo-out &) && echo through-fifo > fifo && wait
+sleep 0.2
+cat fifo-out
+cd sub && : > rel && echo in-sub
+`
+	r := s.run(pol, "/bin/sh", "-c", script)
+	want := "2\nto-stdout\nvia-fd\n600\nthrough-fifo\nin-sub\n"
+	if r.code != 0 || r.stdout != want || r.stderr != "to-stderr\n" {
+		t.Fatalf("exit %d\nstdout %q, want %q\nstderr %q, want %q", r.code, r.stdout, want, r.stderr, "to-stderr\n")
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "sub/rel")); err != nil {
+		t.Errorf("a relative create after cd sub did not land in sub: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(s.ws, "private")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("umask 077: %v %v, want 0600", fi, err)
+	}
+	out, err := exec.Command("git", "-C", s.ws, "log", "--format=%s").Output()
+	if err != nil || strings.Fields(string(out))[0] != "two" {
+		t.Errorf("commits not visible on the host: %q %v", out, err)
+	}
+	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
+}
+
+// TestGuardCannotBeReached: the command cannot get at the guard's
+// descriptors (the listener) through /proc with O_CREAT, nor ptrace it,
+// read its memory or take its descriptors with pidfd_getfd.
+func TestGuardCannotBeReached(t *testing.T) {
+	s, pol := guardWorld(t)
+	wantOK(t, "open /proc/self/fd/N with O_CREAT", s.tool(pol, "proc-fds-creat"))
+	wantOK(t, "reach the guard", s.tool(pol, "attack-guard"))
+	wantDenied(t, "a second listener", s.tool(pol, "seccomp-listener"), "EBUSY")
+}
+
+// TestGuardKilledFailsClosed: the command can kill the guard (same uid);
+// every creating call then fails (ENOSYS: nobody listens), .git/commondir
+// is not created, and no other listener can be installed.
+func TestGuardKilledFailsClosed(t *testing.T) {
+	s, pol := guardWorld(t)
+	got := s.tool(pol, "kill-guard", filepath.Join(s.ws, ".git/commondir"), filepath.Join(s.ws, "plain"))
+	if got != "ENOSYS,ENOSYS,EBUSY" {
+		t.Errorf("after killing the guard: %q, want ENOSYS,ENOSYS,EBUSY (commondir, a plain file, a new listener)", got)
+	}
+	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
+	wantAbsent(t, filepath.Join(s.ws, "plain"))
+}
+
+// TestGuardRace: one thread flips the name in its buffer between an
+// ordinary name and "commondir" while another creates it in .git: the
+// guard reads the name once and acts on that copy, so .git/commondir never
+// appears, and both outcomes are seen.
+func TestGuardRace(t *testing.T) {
+	s, pol := guardWorld(t)
+	got := s.tool(pol, "race-create", filepath.Join(s.ws, ".git"), "20000")
+	if got != "ok" {
+		t.Errorf("race: %q", got)
+	}
+	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
+}
+
+// TestGuardRequireFullCLI: sandbox-run --require-full runs in a plain
+// repository under namespaces.
+func TestGuardRequireFullCLI(t *testing.T) {
+	s, _ := guardWorld(t)
+	out, errs, code := cli(t, s.ws, "--runner", "namespaces", "--require-full", "--", "/bin/sh", "-c", "echo ran; echo x > .git/commondir")
+	if out != "ran\n" || code == 0 || !strings.Contains(errs, "Read-only file system") {
+		t.Errorf("--require-full in a git repository: exit %d stdout %q stderr %q; want ran, then the create refused", code, out, errs)
+	}
+	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
+}
+
+// guardVerb is the tool's side of these tests.
+func guardVerb(args []string) (string, bool) {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	switch args[0] {
+	case "create-at": // create-at DIR NAME: openat(O_CREAT) on a descriptor of DIR
+		dfd, err := unix.Open(arg(1), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(dfd)
+		fd, err := unix.Openat(dfd, arg(2), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err), true
+	case "proc-fds-creat": // every /proc/self/fd/N opened with O_CREAT must be the tool's own
+		for n := 0; n <= 64; n++ {
+			mine, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", n))
+			fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", n), unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o644)
+			if err != nil {
+				continue
+			}
+			got, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+			unix.Close(fd)
+			if strings.Contains(got, "seccomp") || (mine != "" && got != mine && !strings.HasPrefix(mine, "anon_inode:")) {
+				return fmt.Sprintf("leak: fd %d is %q, opened %q", n, mine, got), true
+			}
+		}
+		return "ok", true
+	case "attack-guard":
+		pids := otherPids()
+		if len(pids) == 0 {
+			return "error: no guard found", true
+		}
+		for _, pid := range pids {
+			if err := ptraceOnce(pid); err == nil {
+				return fmt.Sprintf("leak: ptrace %d", pid), true
+			}
+			local := make([]byte, 8)
+			if _, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &local[0], Len: 8}}, []unix.RemoteIovec{{Base: 0x400000, Len: 8}}, 0); err != unix.EPERM {
+				return fmt.Sprintf("leak: process_vm_readv %d: %v", pid, err), true
+			}
+			if f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid)); err == nil {
+				f.Close()
+				return fmt.Sprintf("leak: /proc/%d/mem", pid), true
+			}
+			if pidfd, err := unix.PidfdOpen(pid, 0); err == nil {
+				for n := 0; n <= 64; n++ {
+					if fd, err := unix.PidfdGetfd(pidfd, n, 0); err == nil {
+						unix.Close(fd)
+						return fmt.Sprintf("leak: pidfd_getfd %d %d", pid, n), true
+					}
+				}
+				unix.Close(pidfd)
+			}
+			for n := 0; n <= 64; n++ {
+				for _, p := range []string{fmt.Sprintf("/proc/%d/fd/%d", pid, n), fmt.Sprintf("/proc/%d/cwd/x%d", pid, n)} {
+					if fd, err := unix.Open(p, unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o644); err == nil {
+						unix.Close(fd)
+						return "leak: " + p, true
+					} else if err != unix.EACCES && err != unix.ENOENT {
+						return fmt.Sprintf("%s: %v, want EACCES or ENOENT", p, err), true
+					}
+				}
+			}
+			// /proc/PID's own links, with O_CREAT through the proc root.
+			if fd, err := unix.Open(fmt.Sprintf("/proc/self/../%d/fd/0", pid), unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o644); err == nil {
+				unix.Close(fd)
+				return "leak: /proc/self/../PID", true
+			}
+		}
+		return "ok", true
+	case "seccomp-listener":
+		return result(newListener()), true
+	case "kill-guard": // kill-guard GUARDED PLAIN: kill the guard, then create both, then a listener
+		pids := otherPids()
+		if len(pids) == 0 {
+			return "error: no guard found", true
+		}
+		for _, pid := range pids {
+			if err := unix.Kill(pid, unix.SIGKILL); err != nil {
+				return "error: kill: " + err.Error(), true
+			}
+		}
+		for end := time.Now().Add(5 * time.Second); len(otherPids()) > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		var out []string
+		for _, p := range []string{arg(1), arg(2)} {
+			fd, err := unix.Open(p, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Close(fd)
+			}
+			out = append(out, result(err))
+		}
+		return strings.Join(append(out, result(newListener())), ","), true
+	case "race-create": // race-create DIR ITERATIONS
+		return raceCreate(arg(1), arg(2)), true
+	}
+	return "", false
+}
+
+// otherPids are the sandbox's processes other than pid 1, this one and its
+// ancestors: the guard.
+func otherPids() []int {
+	mine := map[int]bool{1: true}
+	for pid := os.Getpid(); pid > 1; {
+		mine[pid] = true
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			break
+		}
+		next := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+				next, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		pid = next
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && !mine[pid] {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z ") {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// newListener loads a filter that allows everything, with a listener,
+// on a thread of its own (which then exits with it).
+func newListener() error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		prog := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+		fprog := unix.SockFprog{Len: 1, Filter: &prog[0]}
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- err
+			return
+		}
+		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+		if e != 0 {
+			done <- e
+			return
+		}
+		unix.Close(int(fd))
+		done <- nil
+	}()
+	return <-done
+}
+
+// raceCreate: one thread flips buf between "ok-name" and "commondir"
+// while this one creates buf's name in dir, iterations times. ok when
+// commondir never appeared and both a create and a refusal were seen.
+func raceCreate(dir, iterations string) string {
+	n, err := strconv.Atoi(iterations)
+	if err != nil {
+		return "error: iterations"
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return result(err)
+	}
+	defer unix.Close(dfd)
+	a, b := []byte("ok-name\x00\x00\x00"), []byte("commondir\x00")
+	buf := make([]byte, 16)
+	copy(buf, a)
+	stop := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				copy(buf, b)
+			} else {
+				copy(buf, a)
+			}
+		}
+	}()
+	created, refused := 0, 0
+	for i := 0; i < n; i++ {
+		fd, _, e := syscall.Syscall6(unix.SYS_OPENAT, uintptr(dfd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC), 0o644, 0, 0)
+		switch e {
+		case 0:
+			unix.Close(int(fd))
+			created++
+			unix.Unlinkat(dfd, "ok-name", 0)
+		case unix.EROFS:
+			refused++
+		default:
+			close(stop)
+			return "error: " + unix.ErrnoName(e)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+			close(stop)
+			return "commondir appeared"
+		}
+	}
+	close(stop)
+	fmt.Fprintf(os.Stderr, "race: %d created, %d refused\n", created, refused)
+	if created == 0 || refused == 0 {
+		return fmt.Sprintf("error: one outcome only (%d created, %d refused)", created, refused)
+	}
+	return "ok"
+}
