@@ -45,10 +45,13 @@
 //     child of the guard makes the blocking open on the same directory and
 //     name and answers the notification itself.
 //
-// The guard is outside the filter (forked before it is loaded), holds its
-// permitted capabilities while its effective set is empty, and is not
-// dumpable: the command, with no capability, cannot ptrace it, read its
-// memory or open its descriptors. It can kill it (same uid): every creating
+// The guard is outside the filter (forked before it is loaded), holds no
+// capability, and is not dumpable: the command, with no capability, cannot
+// ptrace it, read its memory or open its descriptors (the kernel wants
+// CAP_SYS_PTRACE for a process that is not dumpable). The guard reads the
+// command's memory on the ordinary ptrace check: a command that made
+// itself not dumpable (PR_SET_DUMPABLE 0, as ssh does) has its creating
+// calls refused (EACCES). It can kill it (same uid): every creating
 // call then fails with ENOSYS, what the kernel answers for a notification
 // nobody listens to; and the filter refuses loading another listener
 // (EBUSY), so nothing can answer in its place.
@@ -91,6 +94,9 @@
 #endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
 #endif
 #define MAX_LINKS 40
 
@@ -331,6 +337,10 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 					goto fail;
 				}
 				target[n] = 0;
+				if (n == 0) {
+					e = ENOENT;
+					goto fail;
+				}
 				if ((e = splice_link(rest, sizeof rest, target, trailing && final ? "." : after)) != 0)
 					goto fail;
 				continue;
@@ -652,18 +662,6 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 	return r;
 }
 
-// peek_caps: the memory of a command that made itself not dumpable is
-// read with CAP_SYS_PTRACE raised for the read only.
-static void set_effective(int ptrace) {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &hdr, d) < 0)
-		return;
-	d[0].effective = ptrace ? (1U << CAP_SYS_PTRACE) : 0;
-	d[1].effective = 0;
-	syscall(SYS_capset, &hdr, d);
-}
-
 static void answer(void) {
 	static union {
 		struct seccomp_notif n;
@@ -680,9 +678,7 @@ static void answer(void) {
 	char pd[32];
 	snprintf(pd, sizeof pd, "/proc/%d", (int)req.n.pid);
 	struct ctx c = {.tid = (pid_t)req.n.pid, .piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC)};
-	set_effective(1);
 	int e = c.piddir < 0 ? ESRCH : decode(&req.n, &k);
-	set_effective(0);
 	// The pid, the strings: the command's, if it still waits in this call.
 	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0) {
 		if (c.piddir >= 0)
@@ -722,18 +718,13 @@ static void answer(void) {
 // guard_main is the guard, forked from pid 2 after its Landlock rulesets
 // and before its seccomp filter: sock brings the listener.
 __attribute__((noreturn)) static void guard_main(int sock) {
-	// Not the command's to ptrace: not dumpable, and permitted capabilities
-	// it lacks; no effective one, so every call is checked as the command's.
+	// Not the command's to ptrace: not dumpable (the kernel then wants
+	// CAP_SYS_PTRACE, which the command has nowhere). No capability at
+	// all, so every call is checked as the command's (no DAC override),
+	// and a guard that went wrong holds nothing the command lacks.
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		_exit(1);
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &hdr, d) < 0)
-		_exit(1);
-	d[0].effective = d[1].effective = d[0].inheritable = d[1].inheritable = 0;
-	if (syscall(SYS_capset, &hdr, d) < 0)
-		_exit(1);
+	ns_drop_capabilities();
 	// Out of the command's process group (a kill of the group must not end
 	// it) and deaf to the terminal's signals; SIGCHLD ignored, so the
 	// one-shot children are reaped by the kernel.
@@ -754,20 +745,26 @@ __attribute__((noreturn)) static void guard_main(int sock) {
 			close(t);
 		}
 	}
+	// Everything pid 2 held but the socket (the bridge, the plan's
+	// descriptors): the guard keeps only what it opens itself.
+	if (sock != 3 && (dup2(sock, 3) < 0 || close(sock) < 0))
+		_exit(1);
+	sock = 3;
+	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		for (int fd = 4; fd < 65536; fd++)
+			close(fd);
+	fcntl(sock, F_SETFD, FD_CLOEXEC);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		_exit(1);
 	for (int fd = 0; fd <= 2; fd++)
 		dup2(null, fd);
+	close(null);
 	if (chdir("/") < 0)
 		_exit(1);
 	g_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g_root < 0)
 		_exit(1);
-	// Everything else pid 2 held (the bridge, the plan's descriptors).
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != sock && fd != g_root && fd != null)
-			close(fd);
 	char b;
 	struct iovec iov = {&b, 1};
 	union {
