@@ -98,9 +98,10 @@ static void probe(const struct spec *s) {
 
 // require_full refuses what the provider would report as gaps and the plan
 // does not see: network allowed, UNIX sockets allowed on a kernel whose
-// Landlock cannot confine them by path. A read-only subpath that is
-// missing or a symlink, and a missing deny-read path inside a writable
-// root, are refused by the plan itself, on what it opened.
+// Landlock cannot confine them by path. A read-only subpath that is a
+// symlink, one that is missing while no guard refuses its creation (no
+// -g), and a missing deny-read path inside a writable root, are refused by
+// the plan itself, on what it opened.
 static void require_full(const struct spec *s) {
 	if (s->allow_net)
 		sbx_fatal(sbx_ns_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
