@@ -69,6 +69,8 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 		{"through /proc/thread-self/cwd", []string{self(t), toolArg, "write", "/proc/thread-self/cwd/.git/commondir"}, cd},
 		{"through a symlink to .git", []string{"/bin/sh", "-c", "ln -s ../.git sub/g && exec " + self(t) + " " + toolArg + " write sub/g/commondir"}, cd},
 		{"through a dangling symlink", []string{"/bin/sh", "-c", "ln -s ../.git/commondir sub/dangling && exec " + self(t) + " " + toolArg + " write sub/dangling"}, cd},
+		{"through /proc/self/root", []string{self(t), toolArg, "write", "/proc/self/root" + cd}, cd},
+		{"an O_TMPFILE linked in through /proc/self/fd", []string{self(t), toolArg, "tmpfile-link", filepath.Join(s.ws, ".git"), cd}, cd},
 		{"openat on a descriptor of .git", []string{self(t), toolArg, "create-at", filepath.Join(s.ws, ".git"), "commondir"}, cd},
 		{"in another case", []string{self(t), toolArg, "write", filepath.Join(s.ws, ".git/CommonDir")}, filepath.Join(s.ws, ".git/CommonDir")},
 		{"an absent .envrc", []string{self(t), toolArg, "write", filepath.Join(s.ws, ".envrc")}, filepath.Join(s.ws, ".envrc")},
@@ -113,10 +115,11 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 		{"write", "/proc/self/cwd/through-proc"},
 		{"write", filepath.Join(s.ws, "sub/.envrc")},
 		{"create", "0755", filepath.Join(s.ws, "exec")},
+		{"tmpfile-link", filepath.Join(s.ws, ".git"), filepath.Join(s.ws, ".git/from-tmpfile")},
 	} {
 		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
 	}
-	for _, p := range []string{"renamed", ".git/not-commondir", ".git/dir", "sym", "hard", ".git/hard", ".git/at-name", "through-proc", "sub/.envrc", "exec"} {
+	for _, p := range []string{"renamed", ".git/not-commondir", ".git/dir", "sym", "hard", ".git/hard", ".git/at-name", "through-proc", "sub/.envrc", "exec", ".git/from-tmpfile"} {
 		if _, err := os.Lstat(filepath.Join(s.ws, p)); err != nil {
 			t.Errorf("control: %s was not created: %v", p, err)
 		}
@@ -233,6 +236,13 @@ func guardVerb(args []string) (string, bool) {
 			unix.Close(fd)
 		}
 		return result(err), true
+	case "tmpfile-link": // tmpfile-link DIR PATH: an O_TMPFILE in DIR, linked in at PATH through /proc/self/fd
+		fd, err := unix.Open(arg(1), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return result(unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, arg(2), unix.AT_SYMLINK_FOLLOW)), true
 	case "proc-fds-creat": // every /proc/self/fd/N opened with O_CREAT must be the tool's own
 		for n := 0; n <= 64; n++ {
 			mine, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", n))

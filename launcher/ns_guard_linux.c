@@ -262,7 +262,7 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 			after++, trailing = 1;
 		int final = *after == 0;
 		// /proc/self and /proc/thread-self are the command's.
-		if (is_proc_root(cur) && (!strcmp(comp, "self") || !strcmp(comp, "thread-self"))) {
+		if ((!strcmp(comp, "self") || !strcmp(comp, "thread-self")) && is_proc_root(cur)) {
 			char target[64];
 			if (comp[0] == 's')
 				snprintf(target, sizeof target, "%d", (int)c->tgid);
@@ -394,21 +394,24 @@ static int start_dir(const struct ctx *c, int dirfd, const char *path) {
 	return fd;
 }
 
-// status_field reads a number field of /proc/TID/status ("Umask:" is octal).
-static long status_field(const struct ctx *c, const char *field, int base) {
+// read_status reads the caller's thread group id and umask from
+// /proc/TID/status, in one read; 0 or an errno.
+static int read_status(struct ctx *c, mode_t *umask_out) {
 	int fd = openat(c->piddir, "status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return errno;
 	static char buf[4096];
 	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return ESRCH;
 	buf[n] = 0;
-	char *p = strstr(buf, field);
-	if (!p)
-		return -1;
-	return strtol(p + strlen(field), NULL, base);
+	char *u = strstr(buf, "\nUmask:"), *t = strstr(buf, "\nTgid:");
+	if (!u || !t)
+		return ESRCH;
+	*umask_out = (mode_t)strtol(u + 7, NULL, 8);
+	c->tgid = (pid_t)strtol(t + 6, NULL, 10);
+	return c->tgid > 0 ? 0 : ESRCH;
 }
 
 // ---- the calls ----
@@ -687,12 +690,12 @@ static void answer(void) {
 	}
 	int r = -e;
 	if (e == 0) {
-		c.tgid = (pid_t)status_field(&c, "Tgid:", 10);
-		long um = status_field(&c, "Umask:", 8);
-		if (c.tgid <= 0 || um < 0)
-			r = -ESRCH;
+		mode_t um = 0;
+		int se = read_status(&c, &um);
+		if (se != 0)
+			r = -se;
 		else {
-			umask((mode_t)um);
+			umask(um);
 			r = perform(&c, &req.n, &k);
 		}
 	}
