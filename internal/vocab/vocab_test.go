@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"strings"
@@ -264,5 +265,23 @@ func TestOneLineStripsControls(t *testing.T) {
 		if got := OneLine(in); got != want {
 			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestNamespaceGapsGuarded: a missing read-only subpath is a gap of the
+// namespaces runner unless its launcher guards the absent names (the
+// provider then lists every missing one in Guarded); a symlink stays one.
+func TestNamespaceGapsGuarded(t *testing.T) {
+	missing := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+	s := Spec{ReadOnly: []string{"/ws/.git/commondir"}}
+	if gaps := NamespaceGaps(s, 7, missing); len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/ws/.git/commondir") {
+		t.Errorf("without a guard: gaps %v, want the missing commondir", gaps)
+	}
+	s.Guarded = []string{"/ws/.git/commondir"}
+	if gaps := NamespaceGaps(s, 7, missing); len(gaps) != 0 {
+		t.Errorf("guarded: gaps %v, want none", gaps)
+	}
+	if gaps := LandlockGaps(7, s); !strings.Contains(fmt.Sprint(gaps), "/ws/.git/commondir") {
+		t.Errorf("landlock: gaps %v, want the read-only subpath still reported", gaps)
 	}
 }
