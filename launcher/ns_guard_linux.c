@@ -76,6 +76,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -790,43 +791,36 @@ __attribute__((noreturn)) static void guard_main(int sock) {
 	// The command waits for each answer: wake it on this CPU, without a
 	// trip through the scheduler (Linux 6.6; older kernels go without).
 	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	if (write(sock, "k", 1) != 1)
-		_exit(1);
 	close(sock);
 	for (;;)
 		answer();
 }
 
-// ns_guard_fork starts the guard, when the plan guards names: forked twice,
-// so that it is pid 1's child (pid 1 reaps it; the command never sees it
-// among its children). It returns pid 2's end of the socket on which the
-// listener goes (ns_guard_hand_over), or -1 without a guard.
+// ns_guard_fork starts the guard, when the wrap guards names: a child of
+// pid 1 (CLONE_PARENT), which reaps it, so the command never sees it among
+// its children, and pid 2 waits for nothing. It returns pid 2's end of the
+// socket on which the listener goes (ns_guard_hand_over), or -1 without a
+// guard.
 int ns_guard_fork(const struct spec *s) {
 	if (s->nguard == 0)
 		return -1;
 	int sv[2];
 	ns_must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), "guard: socketpair", NULL);
-	pid_t mid = fork();
-	ns_must(mid, "guard: fork", NULL);
-	if (mid == 0) {
+	long g = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+	ns_must((int)g, "guard: clone", NULL);
+	if (g == 0) {
 		close(sv[0]);
-		pid_t g = fork();
-		if (g == 0)
-			guard_main(sv[1]);
-		_exit(g < 0 ? 1 : 0);
+		guard_main(sv[1]);
 	}
 	close(sv[1]);
-	int st;
-	while (waitpid(mid, &st, 0) < 0)
-		if (errno != EINTR)
-			sbx_fatal(sbx_ns_token, "guard: wait: %s", strerror(errno));
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		sbx_fatal(sbx_ns_token, "guard: could not start");
 	return sv[0];
 }
 
-// ns_guard_hand_over sends the listener to the guard, waits until it holds
-// it, and closes pid 2's copies.
+// ns_guard_hand_over sends the listener to the guard and closes pid 2's
+// copies. It does not wait: the command's creating calls wait in the
+// listener's queue until the guard reads them, and a guard that died
+// first leaves them failing (ENOSYS); one that is gone already fails the
+// send here.
 void ns_guard_hand_over(int sock, int listener) {
 	char b = 'l';
 	struct iovec iov = {&b, 1};
@@ -839,10 +833,8 @@ void ns_guard_hand_over(int sock, int listener) {
 	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
 	h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(h), &listener, sizeof(int));
-	if (sendmsg(sock, &m, 0) != 1)
+	if (sendmsg(sock, &m, MSG_NOSIGNAL) != 1)
 		sbx_fatal(sbx_ns_token, "guard: hand over the listener: %s", strerror(errno));
-	if (read(sock, &b, 1) != 1 || b != 'k')
-		sbx_fatal(sbx_ns_token, "guard: it did not take the listener");
 	close(listener);
 	close(sock);
 }
