@@ -638,6 +638,11 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			r = -errno;
 			break;
 		}
+		if (k->op == C_LINK && (k->flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))) {
+			close(start2);
+			r = -EINVAL; // as linkat answers
+			break;
+		}
 		int empty = k->op == C_LINK && (k->flags & AT_EMPTY_PATH) && k->path2[0] == 0;
 		int follow = k->op == C_LINK && (k->flags & AT_SYMLINK_FOLLOW);
 		if (empty) {
