@@ -129,6 +129,29 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 	}
 }
 
+// TestGuardNameAppearedSinceWrap: a guarded name that exists by launch
+// (made on the host after Wrap) is bound read-only like a read-only
+// subpath: the command cannot change it, and the wrap stays full.
+func TestGuardNameAppearedSinceWrap(t *testing.T) {
+	s, pol := guardWorld(t)
+	envrc := filepath.Join(s.ws, ".envrc")
+	w := s.wrap(pol, self(t), toolArg, "append", envrc)
+	if w.Enforcement != sandbox.Full {
+		t.Fatalf("enforcement %s, gaps %v; want full", w.Enforcement, w.Gaps)
+	}
+	write(t, envrc, "export A=1\n")
+	r := s.spawn(w, nil)
+	if got := strings.TrimSpace(r.stdout); got != "EROFS" {
+		t.Errorf("append to an .envrc made after Wrap: %q (exit %d, stderr %q), want EROFS", got, r.code, r.stderr)
+	}
+	wantContent(t, envrc, "export A=1\n")
+	// Control: the same append to an ordinary file made the same way.
+	plain := filepath.Join(s.ws, "plain")
+	w = s.wrap(pol, self(t), toolArg, "append", plain)
+	write(t, plain, "x\n")
+	wantOK(t, "append to an ordinary file made after Wrap", toolAnswer(t, s.spawn(w, nil)))
+}
+
 // TestGuardKeepsOrdinaryWork: git and a shell work as they do without the
 // guard: commits, branches, checkouts, gc; redirections to /dev/stdout and
 // /dev/stderr reach the command's own; umask; FIFOs; relative creates
