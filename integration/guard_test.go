@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -215,6 +216,14 @@ func TestGuardKilledFailsClosed(t *testing.T) {
 	wantAbsent(t, filepath.Join(s.ws, "plain"))
 }
 
+// TestGuardSignalsDoNotRepeatCalls: a call the guard has read is not
+// restarted by a signal (the filter is loaded with WAIT_KILLABLE_RECV):
+// otherwise it would be made twice, and a fresh mkdir would answer EEXIST.
+func TestGuardSignalsDoNotRepeatCalls(t *testing.T) {
+	s, pol := guardWorld(t)
+	wantOK(t, "mkdir under signals", s.tool(pol, "mkdir-under-signals", filepath.Join(s.ws, "sub"), "3000"))
+}
+
 // TestGuardRace: one thread flips the name in its buffer between an
 // ordinary name and "commondir" while another creates it in .git: the
 // guard reads the name once and acts on that copy, so .git/commondir never
@@ -347,6 +356,36 @@ func guardVerb(args []string) (string, bool) {
 			out = append(out, result(err))
 		}
 		return strings.Join(append(out, result(newListener())), ","), true
+	case "mkdir-under-signals": // mkdir-under-signals DIR N: N fresh mkdirs on a thread signals rain on
+		n, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: n", true
+		}
+		sigs := make(chan os.Signal, 64)
+		signal.Notify(sigs, syscall.SIGUSR1)
+		defer signal.Stop(sigs)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid := unix.Gettid()
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-sigs:
+				default:
+					unix.Tgkill(os.Getpid(), tid, syscall.SIGUSR1)
+				}
+			}
+		}()
+		defer close(stop)
+		for i := 0; i < n; i++ {
+			if err := unix.Mkdir(filepath.Join(arg(1), "d"+strconv.Itoa(i)), 0o755); err != nil {
+				return fmt.Sprintf("mkdir %d: %v", i, err), true
+			}
+		}
+		return "ok", true
 	case "race-create": // race-create DIR ITERATIONS
 		return raceCreate(arg(1), arg(2)), true
 	}
