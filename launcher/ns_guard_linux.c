@@ -510,6 +510,37 @@ static int decode(const struct seccomp_notif *req, struct call *k) {
 	return e;
 }
 
+// hand_fd answers notification id with fd, put into the command: in one
+// step where the kernel can (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), else
+// put in and then answered with its number (5.9: should the call be gone
+// meanwhile, the command keeps a descriptor it does not know of). A
+// descriptor that cannot be put in (EMFILE) fails the call with that
+// error.
+static void hand_fd(unsigned long long id, int fd, int cloexec) {
+	static int no_send;
+	struct seccomp_notif_addfd add = {.id = id, .flags = no_send ? 0 : SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)fd,
+	                                  .newfd_flags = (unsigned)cloexec};
+	int n = ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (n < 0 && errno == EINVAL && !no_send) {
+		no_send = 1;
+		add.flags = 0;
+		n = ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+		if (n >= 0) {
+			struct seccomp_notif_resp r = {.id = id, .val = n};
+			ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+			return;
+		}
+	} else if (n >= 0 && no_send) {
+		struct seccomp_notif_resp r = {.id = id, .val = n};
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+		return;
+	}
+	if (n < 0 && errno != ENOENT) {
+		struct seccomp_notif_resp r = {.id = id, .error = -errno};
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+	}
+}
+
 // open_blocking makes an open that must block (a FIFO without its other
 // end) in a one-shot child, which answers the notification itself.
 static void open_blocking(const struct seccomp_notif *req, int dir, const char *name, int flags, unsigned mode) {
@@ -527,12 +558,7 @@ static void open_blocking(const struct seccomp_notif *req, int dir, const char *
 		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
 		_exit(0);
 	}
-	struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)fd,
-	                                  .newfd_flags = (unsigned)(flags & O_CLOEXEC)};
-	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
-		struct seccomp_notif_resp r = {.id = req->id, .error = -EIO};
-		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
-	}
+	hand_fd(req->id, fd, flags & O_CLOEXEC);
 	_exit(0);
 }
 
@@ -715,13 +741,7 @@ static void answer(void) {
 	if (r == -EINPROGRESS)
 		return; // a one-shot child answers
 	if (k.op == C_OPEN && r >= 0) {
-		struct seccomp_notif_addfd add = {.id = req.n.id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)r,
-		                                  .newfd_flags = (unsigned)(k.flags & O_CLOEXEC)};
-		if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 && errno != ENOENT) {
-			// Not put in (EMFILE, say): the call fails with that error.
-			resp.error = -errno;
-			ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-		}
+		hand_fd(req.n.id, r, k.flags & O_CLOEXEC);
 		close(r);
 		return;
 	}
