@@ -195,12 +195,15 @@ cd sub && : > rel && echo in-sub
 
 // TestGuardCannotBeReached: the command cannot get at the guard's
 // descriptors (the listener) through /proc with O_CREAT, nor ptrace it,
-// read its memory or take its descriptors with pidfd_getfd.
+// read its memory or take its descriptors with pidfd_getfd; the guard
+// holds no capability and runs under a filter of its own (one filter: not
+// the command's).
 func TestGuardCannotBeReached(t *testing.T) {
 	s, pol := guardWorld(t)
 	wantOK(t, "open /proc/self/fd/N with O_CREAT", s.tool(pol, "proc-fds-creat"))
 	wantOK(t, "reach the guard", s.tool(pol, "attack-guard"))
 	wantDenied(t, "a second listener", s.tool(pol, "seccomp-listener"), "EBUSY")
+	wantOK(t, "the guard's own filter and capabilities", s.tool(pol, "guard-status"))
 }
 
 // TestGuardKilledFailsClosed: the command can kill the guard (same uid);
@@ -329,6 +332,23 @@ func guardVerb(args []string) (string, bool) {
 			if fd, err := unix.Open(fmt.Sprintf("/proc/self/../%d/fd/0", pid), unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o644); err == nil {
 				unix.Close(fd)
 				return "leak: /proc/self/../PID", true
+			}
+		}
+		return "ok", true
+	case "guard-status": // the guard's own filter (one, not the command's) and no capability
+		pids := otherPids()
+		if len(pids) != 1 {
+			return fmt.Sprintf("error: %d guard candidates", len(pids)), true
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pids[0]))
+		if err != nil {
+			return result(err), true
+		}
+		st := string(b)
+		for _, want := range []string{"\nSeccomp:\t2\n", "\nSeccomp_filters:\t1\n", "\nCapPrm:\t0000000000000000\n",
+			"\nCapEff:\t0000000000000000\n", "\nCapBnd:\t0000000000000000\n", "\nNoNewPrivs:\t1\n"} {
+			if !strings.Contains(st, want) {
+				return fmt.Sprintf("status lacks %q", strings.TrimSpace(want)), true
 			}
 		}
 		return "ok", true

@@ -61,10 +61,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -750,6 +753,51 @@ static void answer(void) {
 	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+// confine_guard narrows what the guard itself may do, once it holds the
+// listener: it is outside the command's filter, and its path walk is what
+// the command feeds. A filter of its own refuses (EPERM) what it never
+// needs and the command's filter refuses the command: sockets of any kind,
+// io_uring, exec, ptrace and other processes' memory, mounts and
+// namespaces, keyrings, BPF, perf, file handles, userfaultfd; a call
+// through another architecture's table kills it.
+static void confine_guard(void) {
+	static const int denied[] = {
+		SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen, SYS_accept4, SYS_sendto, SYS_sendmsg,
+		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_execve, SYS_execveat, SYS_ptrace,
+		SYS_process_vm_writev, SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns,
+		SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf, SYS_perf_event_open, SYS_open_by_handle_at,
+		SYS_name_to_handle_at, SYS_userfaultfd, SYS_kill, SYS_pidfd_getfd, SYS_pidfd_open, SYS_fsopen,
+		SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_move_mount, SYS_open_tree, SYS_mount_setattr,
+#ifdef SYS_accept
+		SYS_accept,
+#endif
+	};
+	enum { N = sizeof denied / sizeof denied[0] };
+	struct sock_filter f[5 + N + 3];
+	int i = 0;
+#if defined(__x86_64__)
+	const unsigned arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+	const unsigned arch = AUDIT_ARCH_AARCH64;
+#else
+#error "the guard's filter knows x86_64 and aarch64"
+#endif
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	// x32 (the same arch, numbers from 0x40000000): killed too.
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, N + 1, 0);
+	for (int d = 0; d < N; d++)
+		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied[d], (unsigned char)(N + 1 - d), 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS); // x32
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	struct sock_fprog prog = {.len = (unsigned short)i, .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		_exit(1);
+}
+
 // guard_main is the guard, forked from pid 2 after its Landlock rulesets
 // and before its seccomp filter: sock brings the listener.
 __attribute__((noreturn)) static void guard_main(int sock) {
@@ -817,6 +865,7 @@ __attribute__((noreturn)) static void guard_main(int sock) {
 	// trip through the scheduler (Linux 6.6; older kernels go without).
 	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	close(sock);
+	confine_guard();
 	for (;;)
 		answer();
 }
