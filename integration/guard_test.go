@@ -217,6 +217,10 @@ func TestGuardKilledFailsClosed(t *testing.T) {
 	}
 	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
 	wantAbsent(t, filepath.Join(s.ws, "plain"))
+	// Control: the kernel refuses a second listener only while the first
+	// is open; once it is closed (the guard dead) a new one loads, which
+	// is why the filter refuses it itself.
+	wantOK(t, "a listener once the first is closed, unconfined", hostTool(t, "listener-after-close"))
 }
 
 // TestGuardSignalsDoNotRepeatCalls: a call the guard has read is not
@@ -352,6 +356,37 @@ func guardVerb(args []string) (string, bool) {
 			}
 		}
 		return "ok", true
+	case "listener-after-close": // a listener, then a second (EBUSY), then a third once the first is closed
+		done := make(chan string, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine, its filters with it
+			prog := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+			fprog := unix.SockFprog{Len: 1, Filter: &prog[0]}
+			unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+			load := func() (int, error) {
+				fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+				if e != 0 {
+					return -1, e
+				}
+				return int(fd), nil
+			}
+			first, err := load()
+			if err != nil {
+				done <- "first: " + result(err)
+				return
+			}
+			if _, err := load(); err != unix.EBUSY {
+				done <- "second: " + result(err)
+				return
+			}
+			unix.Close(first)
+			third, err := load()
+			if err == nil {
+				unix.Close(third)
+			}
+			done <- result(err)
+		}()
+		return <-done, true
 	case "seccomp-listener":
 		return result(newListener()), true
 	case "kill-guard": // kill-guard GUARDED PLAIN: kill the guard, then create both, then a listener
