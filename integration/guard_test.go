@@ -153,6 +153,35 @@ func TestGuardNameAppearedSinceWrap(t *testing.T) {
 	wantOK(t, "append to an ordinary file made after Wrap", toolAnswer(t, s.spawn(w, nil)))
 }
 
+// TestGuardNameBehindASymlink: .cargo linked to a directory of the
+// workspace without a config: the guard does not follow the link, so the
+// report names the gap (and RequireFull refuses), and the launch works.
+func TestGuardNameBehindASymlink(t *testing.T) {
+	s, pol := guardWorld(t)
+	if err := os.Mkdir(filepath.Join(s.ws, "cargo-home"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("cargo-home", filepath.Join(s.ws, ".cargo")); err != nil {
+		t.Fatal(err)
+	}
+	w := s.wrap(pol, "true")
+	found := false
+	for _, g := range w.Gaps {
+		found = found || strings.Contains(g.Reason, filepath.Join(s.ws, ".cargo/config.toml"))
+	}
+	if !found || w.Enforcement != sandbox.Partial {
+		t.Errorf("no gap names .cargo/config.toml behind the link: %s %v", w.Enforcement, w.Gaps)
+	}
+	wantOK(t, "a launch with a guarded name behind a link", s.tool(pol, "write", filepath.Join(s.ws, "ran")))
+	// The other names are still guarded.
+	wantDenied(t, ".git/commondir beside it", s.tool(pol, "write", filepath.Join(s.ws, ".git/commondir")), "EROFS")
+	full := pol
+	full.RequireFull = true
+	if _, err := s.p.Wrap(t.Context(), sandbox.Request{Argv: []string{"true"}, Policy: full}); err == nil {
+		t.Errorf("RequireFull with a guarded name behind a link: wrapped, want refused")
+	}
+}
+
 // TestGuardKeepsOrdinaryWork: git and a shell work as they do without the
 // guard: commits, branches, checkouts, gc; redirections to /dev/stdout and
 // /dev/stderr reach the command's own; umask; FIFOs; relative creates

@@ -180,19 +180,22 @@ static void plan_pins(const char *root, const char *p) {
 // while .cargo/config.toml is guarded), in its parent, by identity; the
 // directories between the root and that name are pinned, so the parent
 // cannot be moved away and replaced. A component that is not a directory
-// holds nothing that could be created; a symlink among them is fatal, as
-// for a read-only subpath.
-static void plan_guard(const struct spec *s, const char *p) {
+// holds nothing that could be created; one that is a symlink is not
+// followed (a gap, refused by -full).
+static int plan_guard(const struct spec *s, const char *p) {
 	const char *root = deepest_root(s, p);
 	if (!root || !strcmp(root, p))
-		return; // outside the writable roots all is read-only already
+		return 0; // outside the writable roots all is read-only already
 	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
 	if (dfd < 0)
 		sbx_fatal(sbx_ns_token, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
 	char *rest = ns_xstrdup(p + strlen(root));
 	char *upto = ns_xstrdup(p); // p up to the component at hand
 	size_t at = strcmp(root, "/") ? strlen(root) : 0;
+	int whole = 1; // every component is there
+	const char *end = rest + strlen(rest);
 	for (char *comp = strtok(rest, "/"); comp; comp = strtok(NULL, "/")) {
+		int last = comp + strlen(comp) == end;
 		at += 1 + strlen(comp);
 		struct stat st;
 		int fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -202,20 +205,36 @@ static void plan_guard(const struct spec *s, const char *p) {
 			upto[at] = 0;
 			ns_guard_add(&st, comp, p);
 			plan_pins(root, upto);
+			whole = 0;
 			break;
 		}
 		if (fd < 0 || fstat(fd, &st) < 0)
 			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
-		if (S_ISLNK(st.st_mode))
-			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, ns_swapped_or(ELOOP));
+		if (S_ISLNK(st.st_mode) && last) {
+			close(fd);
+			break; // the name is there, a symlink: bound as a read-only subpath is
+		}
+		if (S_ISLNK(st.st_mode)) {
+			// Behind a symlink (a .cargo linked elsewhere): the name the
+			// link leads to is another directory's, not guarded here; the
+			// provider reported it (vocab.NamespaceGaps), -full refuses it.
+			close(fd);
+			if (s->require_full)
+				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s lies behind a symlink", p);
+			whole = 0;
+			break;
+		}
 		close(dfd);
 		dfd = fd;
-		if (!S_ISDIR(st.st_mode))
+		if (!S_ISDIR(st.st_mode) && !last) {
+			whole = 0; // a file on the way: nothing below it can be made
 			break;
+		}
 	}
 	close(dfd);
 	free(rest);
 	free(upto);
+	return whole;
 }
 
 // plan_read_only plans the read-only bind of p (and the pins above it).
@@ -304,7 +323,8 @@ void ns_plan(const struct spec *s) {
 	// A guarded name that appeared since the Wrap is bound read-only
 	// like a read-only subpath; the others are guarded.
 	for (int i = 0; i < s->nguard; i++)
-		plan_read_only(s, s->guard[i]);
+		if (plan_guard(s, s->guard[i]))
+			plan_read_only(s, s->guard[i]);
 	plan_unix_sockets(s);
 	qsort(layers, nlayers, sizeof *layers, layer_cmp);
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const tok = "0123456789abcdef0123456789abcdef"
@@ -285,3 +286,29 @@ func TestNamespaceGapsGuarded(t *testing.T) {
 		t.Errorf("landlock: gaps %v, want the read-only subpath still reported", gaps)
 	}
 }
+
+// TestNamespaceGapsGuardedBehindALink: a guarded name below a symlink
+// (a .cargo linked elsewhere) is not guarded by the launcher: a gap.
+func TestNamespaceGapsGuardedBehindALink(t *testing.T) {
+	lstat := func(p string) (fs.FileInfo, error) {
+		if p == "/ws/.cargo" {
+			return fakeInfo{mode: fs.ModeSymlink}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	s := Spec{Writable: []string{"/ws"}, Guarded: []string{"/ws/.cargo/config.toml", "/ws/.envrc"}}
+	gaps := NamespaceGaps(s, 7, lstat)
+	if len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/ws/.cargo/config.toml") || !strings.Contains(gaps[0].Reason, "symlink /ws/.cargo") {
+		t.Errorf("gaps %v, want one naming .cargo/config.toml behind the symlink .cargo", gaps)
+	}
+}
+
+// fakeInfo is an fs.FileInfo of the given mode.
+type fakeInfo struct{ mode fs.FileMode }
+
+func (f fakeInfo) Name() string       { return "" }
+func (f fakeInfo) Size() int64        { return 0 }
+func (f fakeInfo) Mode() fs.FileMode  { return f.mode }
+func (f fakeInfo) ModTime() time.Time { return time.Time{} }
+func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeInfo) Sys() any           { return nil }
