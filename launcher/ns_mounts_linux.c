@@ -208,7 +208,18 @@ static int plan_guard(const struct spec *s, const char *p) {
 			whole = 0;
 			break;
 		}
-		if (fd < 0 || fstat(fd, &st) < 0)
+		if (fd < 0) {
+			// A directory on the way that cannot be searched (EACCES): the
+			// command, with the same rights, cannot create below it
+			// either, unless it changes the directory's mode first; not
+			// guarded, refused by -full. ENOTDIR: nothing to create.
+			if (errno != ENOTDIR && s->require_full)
+				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s cannot be looked up: %s", p,
+				          strerror(errno));
+			whole = 0;
+			break;
+		}
+		if (fstat(fd, &st) < 0)
 			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
 		if (S_ISLNK(st.st_mode) && last) {
 			close(fd);
