@@ -451,10 +451,12 @@ const seccompFilterOp = 1
 // load its own filter with a listener could answer CONTINUE to its own
 // creates: seccomp(2) loading a filter with
 // SECCOMP_FILTER_FLAG_NEW_LISTENER is refused (EBUSY, what the kernel
-// answers itself while the guard's listener is open). The setuid-mode
-// rules on the same calls answer EPERM first where they match
-// (libseccomp orders an ERRNO before a NOTIFY); the guard refuses those
-// modes too, with the same EPERM.
+// answers itself only while the guard's listener is open). These rules
+// are added before the setuid-mode rules on the same calls
+// (addModeRules): added after, libseccomp refuses them (EEXIST); added
+// before, they absorb those (its PFC export shows NOTIFY alone for creat,
+// mknod* and the opens with O_CREAT), so the guard refuses the setuid and
+// setgid modes at creation itself, with the same EPERM.
 func addGuardRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
 	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
 	for _, name := range Creating {
