@@ -235,6 +235,17 @@ func TestGuardCannotBeReached(t *testing.T) {
 	wantOK(t, "the guard's own filter and capabilities", s.tool(pol, "guard-status"))
 }
 
+// TestGuardRefusesNonDumpable: the guard holds no capability, so it
+// cannot read the memory of a command that made itself not dumpable: that
+// command's creating calls are refused (EACCES), as documented; a
+// dumpable one's work.
+func TestGuardRefusesNonDumpable(t *testing.T) {
+	s, pol := guardWorld(t)
+	wantDenied(t, "create, not dumpable", s.tool(pol, "nondumpable-create", filepath.Join(s.ws, "nd")), "EACCES")
+	wantAbsent(t, filepath.Join(s.ws, "nd"))
+	wantOK(t, "create, dumpable", s.tool(pol, "write", filepath.Join(s.ws, "d")))
+}
+
 // TestGuardKilledFailsClosed: the command can kill the guard (same uid);
 // every creating call then fails (ENOSYS: nobody listens), .git/commondir
 // is not created, and no other listener can be installed.
@@ -416,6 +427,15 @@ func guardVerb(args []string) (string, bool) {
 			done <- result(err)
 		}()
 		return <-done, true
+	case "nondumpable-create": // nondumpable-create PATH: create PATH after PR_SET_DUMPABLE 0
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return "error: " + err.Error(), true
+		}
+		fd, err := unix.Open(arg(1), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err), true
 	case "seccomp-listener":
 		return result(newListener()), true
 	case "kill-guard": // kill-guard GUARDED PLAIN: kill the guard, then create both, then a listener
