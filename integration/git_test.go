@@ -98,7 +98,8 @@ func TestReadOnlySubpathsOfTheCaller(t *testing.T) {
 // TestGitDirCannotBeSwapped: moving .git away (taking its read-only hooks
 // and config with it) and building a look-alike with a planted config must
 // fail; and .git/commondir, which would point git at another config and
-// hooks, is reported where it cannot be covered.
+// hooks, is reported where it cannot be covered (landlock) and guarded
+// where it is (namespaces: TestGuardRefusesAbsentNames).
 func TestGitDirCannotBeSwapped(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		gitRepo(t, s.ws)
@@ -111,11 +112,14 @@ func TestGitDirCannotBeSwapped(t *testing.T) {
 		for _, g := range w.Gaps {
 			found = found || strings.Contains(g.Reason, commondir)
 		}
-		if !found || w.Enforcement != sandbox.Partial {
-			t.Errorf("no gap names the absent %s: %s %v", commondir, w.Enforcement, w.Gaps)
-		}
 		if !s.traits().enforcesReadOnly {
+			if !found || w.Enforcement != sandbox.Partial {
+				t.Errorf("no gap names the absent %s: %s %v", commondir, w.Enforcement, w.Gaps)
+			}
 			return
+		}
+		if found || w.Enforcement != sandbox.Full {
+			t.Errorf("the guarded %s is reported: %s %v", commondir, w.Enforcement, w.Gaps)
 		}
 		deny := []string{"EBUSY", "EACCES", "EROFS", "EPERM", "EXDEV"}
 		wantDenied(t, "move .git away", s.tool(pol, "rename", filepath.Join(s.ws, ".git"), filepath.Join(s.ws, ".git-old")), deny...)

@@ -471,8 +471,10 @@ func TestGitDirSwapRace(t *testing.T) {
 
 // TestRequireFullHoldsAtLaunch: a wrap that was full at Wrap (a caller's
 // read-only file, no gap) and requires it: if the protected file turns
-// into a symlink or vanishes before launch, the launcher refuses, on what
-// its plan opened, instead of protecting a link's target or nothing.
+// into a symlink before launch, the launcher refuses, on what its plan
+// opened, instead of protecting a link's target. One that vanishes is
+// guarded (the launcher's guard refuses creating it, EROFS): the command
+// runs, and cannot put it back.
 func TestRequireFullHoldsAtLaunch(t *testing.T) {
 	for _, runner := range only("namespaces") {
 		t.Run(runner, func(t *testing.T) {
@@ -502,6 +504,14 @@ func TestRequireFullHoldsAtLaunch(t *testing.T) {
 					if r.code != 0 {
 						t.Errorf("control: unchanged, exit %d stderr %q", r.code, r.stderr)
 					}
+					continue
+				}
+				if change == "gone" {
+					if r.code != 0 {
+						t.Errorf("gone: exit %d stderr %q, want the command run with the name guarded", r.code, r.stderr)
+					}
+					wantDenied(t, "create the vanished protected file", s.tool(pol, "write", settings), "EROFS")
+					wantAbsent(t, settings)
 					continue
 				}
 				wantRunnerFailure(t, change, r)

@@ -501,6 +501,9 @@ func toolVerb(args []string) string {
 	if out, ok := metadataVerb(args); ok {
 		return out
 	}
+	if out, ok := guardVerb(args); ok {
+		return out
+	}
 	return "error: unknown verb " + args[0]
 }
 

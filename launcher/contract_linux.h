@@ -5,7 +5,7 @@
 #define SBX_CONTRACT_LINUX_H
 
 // Version: the contract version, the launcher argv's first argument.
-#define SBX_VERSION "sandbox-local/4"
+#define SBX_VERSION "sandbox-local/5"
 // MaxArgs: the most launcher arguments a decoder accepts.
 #define SBX_MAX_ARGS 65536
 // TokenEnv: the variable that carries the wrap's token.

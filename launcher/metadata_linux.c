@@ -87,51 +87,6 @@ static int beneath(const char *path) {
 	return 0;
 }
 
-// peek copies size bytes at addr in pid's memory into buf, and returns how
-// many it copied, or -1 with errno. process_vm_readv first; where a
-// container's seccomp profile refuses that call (Docker's default allows
-// it only with CAP_SYS_PTRACE), the same read through /proc/PID/mem, which
-// the kernel allows on the same ptrace check.
-static int peek_by_file;
-static ssize_t peek(pid_t pid, unsigned long long addr, void *buf, size_t size) {
-	if (!peek_by_file) {
-		struct iovec local = {buf, size};
-		struct iovec remote = {(void *)(uintptr_t)addr, size};
-		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-		if (n >= 0 || (errno != EPERM && errno != ENOSYS))
-			return n;
-		peek_by_file = 1;
-	}
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%d/mem", (int)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = pread(fd, buf, size, (off_t)addr);
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return n;
-}
-
-// read_path copies the NUL-terminated string at addr in pid's memory into
-// buf (PATH_MAX bytes), a page at a time (the string may end just before
-// an unmapped page). 0 or an errno.
-static int read_path(pid_t pid, unsigned long long addr, char *buf, size_t size) {
-	size_t got = 0;
-	while (got < size) {
-		size_t page = 4096 - ((addr + got) & 4095);
-		size_t want = page < size - got ? page : size - got;
-		ssize_t n = peek(pid, addr + got, buf + got, want);
-		if (n <= 0)
-			return n < 0 ? errno : EFAULT;
-		if (memchr(buf + got, 0, (size_t)n) != NULL)
-			return 0;
-		got += (size_t)n;
-	}
-	return ENAMETOOLONG;
-}
-
 // open_proc opens /proc/PID/WHAT (cwd, fd/N) as an O_PATH descriptor: the
 // object the command's own descriptor or directory is.
 static int open_proc(pid_t pid, const char *what, int flags) {
@@ -144,7 +99,7 @@ static int open_proc(pid_t pid, const char *what, int flags) {
 // the descriptor, or -errno.
 static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) {
 	static char path[4096];
-	int e = read_path(pid, pathaddr, path, sizeof path);
+	int e = sbx_read_path(pid, pathaddr, path, sizeof path);
 	if (e != 0)
 		return -e;
 	int base = AT_FDCWD;
@@ -187,7 +142,7 @@ static int proc_fd(pid_t pid, unsigned long long n) {
 // read_mem copies size bytes at addr in pid's memory into buf; 0 or an
 // errno.
 static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t size) {
-	ssize_t n = peek(pid, addr, buf, size);
+	ssize_t n = sbx_peek(pid, addr, buf, size);
 	return n == (ssize_t)size ? 0 : (n < 0 ? errno : EFAULT);
 }
 
@@ -331,7 +286,7 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 	if (c->fd < 0)
 		return -c->fd;
 	if (c->op == META_SETXATTR || c->op == META_REMOVEXATTR) {
-		int e = read_path(pid, name, c->name, sizeof c->name);
+		int e = sbx_read_path(pid, name, c->name, sizeof c->name);
 		if (e != 0)
 			return e == ENAMETOOLONG ? ERANGE : e;
 	}

@@ -48,6 +48,8 @@ void ns_close_extra_fds(void) {
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+#define SBX_SECCOMP_WAIT_KILLABLE_RECV (1U << 5)
+
 static int hexval(char c) {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -57,8 +59,10 @@ static int hexval(char c) {
 }
 
 // load_seccomp installs the program the provider compiled for this spec
-// (-seccomp, checked as hex instructions by the decoder).
-void ns_load_seccomp(const struct spec *s) {
+// (-seccomp, checked as hex instructions by the decoder). With guarded
+// names the program hands the creating calls to the guard: it is loaded
+// with a listener, which it returns (else -1).
+int ns_load_seccomp(const struct spec *s) {
 	if (!s->seccomp)
 		sbx_fatal(sbx_ns_token, "no seccomp program in the arguments (-seccomp)");
 	size_t n = strlen(s->seccomp);
@@ -72,8 +76,19 @@ void ns_load_seccomp(const struct spec *s) {
 	if (n / 2 / sizeof(struct sock_filter) > BPF_MAXINSNS)
 		sbx_fatal(sbx_ns_token, "seccomp program too long");
 	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
-	ns_must(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog), "seccomp: load", NULL);
+	// The guard makes each call itself: once it has read a notification,
+	// a signal must not restart the command's call, which would then be
+	// made twice (a second mkdir answering EEXIST). WAIT_KILLABLE_RECV
+	// (Linux 5.19) holds the call until the answer, fatal signals aside;
+	// an older kernel loads without it, and there a call interrupted after
+	// the guard read it may be made again.
+	unsigned flags = s->nguard > 0 ? SECCOMP_FILTER_FLAG_NEW_LISTENER | SBX_SECCOMP_WAIT_KILLABLE_RECV : 0;
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+	if (listener < 0 && errno == EINVAL && s->nguard > 0)
+		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+	ns_must(listener, "seccomp: load", NULL);
 	free(prog);
+	return s->nguard > 0 ? listener : -1;
 }
 
 // The few Landlock definitions confine_unix_sockets needs, spelled out:

@@ -89,9 +89,10 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 	s->writable = calloc(argc, sizeof(char *));
 	s->ro = calloc(argc, sizeof(char *));
 	s->deny = calloc(argc, sizeof(char *));
+	s->guard = calloc(argc, sizeof(char *));
 	s->unixsock = calloc(argc, sizeof(char *));
 	s->ports = calloc(argc, sizeof(int));
-	if (!s->writable || !s->ro || !s->deny || !s->unixsock || !s->ports)
+	if (!s->writable || !s->ro || !s->deny || !s->guard || !s->unixsock || !s->ports)
 		return snprintf(err, errlen, "out of memory"), -1;
 	int i = 1, dashes = 0, net = 0;
 	while (i < argc) {
@@ -100,7 +101,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			dashes = 1;
 			break;
 		}
-		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-d") ||
+		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-g") || !strcmp(opt, "-d") ||
 		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp") ||
 		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge");
 		char *val = NULL;
@@ -118,6 +119,8 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			s->tempdir = val, what = "temp dir";
 		} else if (!strcmp(opt, "-r")) {
 			s->ro[s->nro++] = val, what = "read-only subpath";
+		} else if (!strcmp(opt, "-g")) {
+			s->guard[s->nguard++] = val, what = "guarded name";
 		} else if (!strcmp(opt, "-d")) {
 			s->deny[s->ndeny++] = val, what = "deny-read path";
 		} else if (!strcmp(opt, "-u")) {

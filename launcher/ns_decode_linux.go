@@ -47,6 +47,7 @@ func cDecode(args []string) (vocab.Spec, error) {
 	spec := vocab.Spec{
 		Writable:     list(s.writable, s.nwritable),
 		ReadOnly:     list(s.ro, s.nro),
+		Guarded:      list(s.guard, s.nguard),
 		DenyRead:     list(s.deny, s.ndeny),
 		UnixSockets:  list(s.unixsock, s.nunixsock),
 		Argv:         list(s.cmd, s.ncmd),

@@ -19,6 +19,7 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 	specs := []vocab.Spec{
 		{Token: tok, Argv: []string{"true"}},
 		{Token: tok, Writable: []string{"/ws", "/other"}, TempDir: "/tmp/x", ReadOnly: []string{"/ws/.git/hooks"},
+			Guarded:  []string{"/ws/.git/commondir", "/ws/.envrc"},
 			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", AllowNetwork: true, RequireFull: true, Argv: []string{"sh", "-c", "echo -w -- -net"}},
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
@@ -60,7 +61,8 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-C", "/a", "-C", "/b", "-net", "deny", "--", "true"},
 		{v, "-t", "", "-net", "deny", "--", "true"}, {v, "-C", "", "-net", "deny", "--", "true"},
 		{v, "-u", "sock", "-net", "deny", "--", "true"}, {v, "-u", "/run/../sock", "-net", "deny", "--", "true"},
-		{v, "-net", "deny", "-u"},
+		{v, "-net", "deny", "-u"}, {v, "-g", "rel", "-net", "deny", "--", "true"}, {v, "-g", "/a/../b", "-net", "deny", "--", "true"},
+		{v, "-net", "deny", "-g"},
 		{v, "-seccomp", "0600", "-net", "deny", "--", "true"}, {v, "-seccomp", "0600000000FF7F00", "-net", "deny", "--", "true"},
 		{v, "-net", "proxied", "--", "true"}, {v, "-net", "allow", "-port", "80", "--", "true"},
 		{v, "-net", "deny", "-port", "0", "--", "true"}, {v, "-net", "deny", "-port", "65536", "--", "true"},

@@ -9,8 +9,8 @@
 // spec is a decoded launcher argv (see internal/vocab); cmd is
 // NULL-terminated (it ends where argv does).
 struct spec {
-	char **writable, **ro, **deny, **unixsock, **cmd;
-	int nwritable, nro, ndeny, nunixsock, ncmd;
+	char **writable, **ro, **guard, **deny, **unixsock, **cmd;
+	int nwritable, nro, nguard, ndeny, nunixsock, ncmd;
 	char *tempdir, *dir, *seccomp, *bridge;
 	int allow_net, proxied, require_full, probe;
 	int *ports, nports;

@@ -182,6 +182,80 @@ static void plan_pins(const char *root, const char *p) {
 	free(d);
 }
 
+// plan_guard: p, a protected path, is missing, and the filter hands the
+// creating calls to the guard. The first missing component below p's
+// writable root is the name the guard refuses (creating .cargo is refused
+// while .cargo/config.toml is guarded), in its parent, by identity; the
+// directories between the root and that name are pinned, so the parent
+// cannot be moved away and replaced. A component that is not a directory
+// holds nothing that could be created; one that is a symlink is not
+// followed (a gap, refused by -full).
+static int plan_guard(const struct spec *s, const char *p) {
+	const char *root = deepest_root(s, p);
+	if (!root || !strcmp(root, p))
+		return 0; // outside the writable roots all is read-only already
+	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
+	if (dfd < 0)
+		sbx_fatal(sbx_ns_token, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
+	char *rest = ns_xstrdup(p + strlen(root));
+	char *upto = ns_xstrdup(p); // p up to the component at hand
+	size_t at = strcmp(root, "/") ? strlen(root) : 0;
+	int whole = 1; // every component is there
+	const char *end = rest + strlen(rest);
+	for (char *comp = strtok(rest, "/"); comp; comp = strtok(NULL, "/")) {
+		int last = comp + strlen(comp) == end;
+		at += 1 + strlen(comp);
+		struct stat st;
+		int fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (fstat(dfd, &st) < 0)
+				sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
+			upto[at] = 0;
+			ns_guard_add(&st, comp, p);
+			plan_pins(root, upto);
+			whole = 0;
+			break;
+		}
+		if (fd < 0) {
+			// A directory on the way that cannot be searched (EACCES): the
+			// command, with the same rights, cannot create below it
+			// either, unless it changes the directory's mode first; not
+			// guarded, refused by -full. ENOTDIR: nothing to create.
+			if (errno != ENOTDIR && s->require_full)
+				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s cannot be looked up: %s", p,
+				          strerror(errno));
+			whole = 0;
+			break;
+		}
+		if (fstat(fd, &st) < 0)
+			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
+		if (S_ISLNK(st.st_mode) && last) {
+			close(fd);
+			break; // the name is there, a symlink: bound as a read-only subpath is
+		}
+		if (S_ISLNK(st.st_mode)) {
+			// Behind a symlink (a .cargo linked elsewhere): the name the
+			// link leads to is another directory's, not guarded here; the
+			// provider reported it (vocab.NamespaceGaps), -full refuses it.
+			close(fd);
+			if (s->require_full)
+				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s lies behind a symlink", p);
+			whole = 0;
+			break;
+		}
+		close(dfd);
+		dfd = fd;
+		if (!S_ISDIR(st.st_mode) && !last) {
+			whole = 0; // a file on the way: nothing below it can be made
+			break;
+		}
+	}
+	close(dfd);
+	free(rest);
+	free(upto);
+	return whole;
+}
+
 // plan_read_only plans the read-only bind of p (and the pins above it).
 // The provider resolved p's directories at Wrap time, so a symlink among
 // them now is fatal; a missing p is skipped (the provider reported it).
@@ -202,7 +276,9 @@ static void plan_read_only(const struct spec *s, const char *p) {
 	// -full is checked here, on what the plan uses, not by name before
 	// it: a swap in between would otherwise pass the check.
 	if (fd < 0) {
-		if (s->require_full)
+		if (s->nguard > 0)
+			plan_guard(s, p); // the guard refuses its creation
+		else if (s->require_full)
 			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing", p);
 		return; // nothing there
 	}
@@ -263,6 +339,11 @@ void ns_plan(const struct spec *s) {
 	plan_deny_read(s);
 	for (int i = 0; i < s->nro; i++)
 		plan_read_only(s, s->ro[i]);
+	// A guarded name that appeared since the Wrap is bound read-only
+	// like a read-only subpath; the others are guarded.
+	for (int i = 0; i < s->nguard; i++)
+		if (plan_guard(s, s->guard[i]))
+			plan_read_only(s, s->guard[i]);
 	plan_unix_sockets(s);
 	qsort(layers, nlayers, sizeof *layers, layer_cmp);
 }

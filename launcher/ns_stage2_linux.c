@@ -30,7 +30,9 @@
 //      the deny-read paths with Landlock, empties every capability set,
 //      marks descriptors close-on-exec, sets no_new_privs and loads the
 //      seccomp program the provider compiled for this very spec
-//      (-seccomp: the filter is defined once, in Go);
+//      (-seccomp: the filter is defined once, in Go); with guarded names
+//      (-g), it first forks the guard, which then answers the filter's
+//      notifications of every creating call (ns_guard_linux.c);
 //   6. here: resets the signal mask and dispositions, and execs the
 //      command in place (127 / 126 when it cannot, as the Go launcher does).
 //
@@ -97,9 +99,10 @@ static void probe(const struct spec *s) {
 // require_full refuses what the provider would report as gaps and the plan
 // does not see: network allowed, UNIX sockets allowed on a kernel whose
 // Landlock cannot confine them by path, signals on a kernel whose Landlock
-// cannot scope them. A read-only subpath that is
-// missing or a symlink, and a missing deny-read path inside a writable
-// root, are refused by the plan itself, on what it opened.
+// cannot scope them. A read-only subpath that is a symlink, one that is
+// missing while no guard refuses its creation (no -g), and a missing
+// deny-read path inside a writable root, are refused by the plan itself,
+// on what it opened.
 static void require_full(const struct spec *s) {
 	if (s->allow_net)
 		sbx_fatal(sbx_ns_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
@@ -220,10 +223,17 @@ void sbx_ns_stage2(int argc, char **argv) {
 	ns_hand_over_ports(&s);
 	ns_confine_unix_sockets(&s);
 	ns_carve_deny_read(&s);
+	// The guard shares the Landlock domains above, and stays outside the
+	// filter below (ns_guard_linux.c).
+	int guard = ns_guard_fork(&s);
 	ns_drop_capabilities();
 	ns_close_extra_fds();
+	// Signals scoped after the guard is forked: the command cannot signal
+	// it (nor pid 1, stage 1, or its spawner's group).
 	ns_scope_signals();
-	ns_load_seccomp(&s);
+	int listener = ns_load_seccomp(&s);
+	if (guard >= 0)
+		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)
 		probe(&s);

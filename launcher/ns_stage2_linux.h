@@ -4,6 +4,7 @@
 #define SBX_NS_STAGE2_LINUX_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "ns_linux.h"
@@ -51,7 +52,11 @@ void ns_hand_over_ports(const struct spec *s);
 void ns_drop_capabilities(void);
 void ns_close_extra_fds(void);
 void ns_scope_signals(void);
-void ns_load_seccomp(const struct spec *s);
+int ns_load_seccomp(const struct spec *s);
+void ns_guard_add(const struct stat *parent, const char *name, const char *path);
+int ns_guard_count(void);
+int ns_guard_fork(const struct spec *s);
+void ns_guard_hand_over(int sock, int listener);
 void ns_confine_unix_sockets(const struct spec *s);
 void ns_carve_deny_read(const struct spec *s);
 int ns_landlock_abi(void);

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/types.h>
 
 #include "contract_linux.h"
 
@@ -43,5 +44,15 @@ int sbx_within(const char *p, const char *root);
 // dumpable, which a core_pattern pipe also honours). Should the process
 // survive it (a signal whose default is not to end it), it exits 128+N.
 void sbx_die_of(int sig) __attribute__((noreturn));
+
+// sbx_peek copies size bytes at addr in pid's memory into buf (a seccomp
+// listener reading a notified call's arguments); how many it copied, or
+// -1 with errno. The caller checks SECCOMP_IOCTL_NOTIF_ID_VALID afterwards:
+// the pid may have been reused.
+ssize_t sbx_peek(pid_t pid, unsigned long long addr, void *buf, size_t size);
+
+// sbx_read_path copies the NUL-terminated string at addr in pid's memory
+// into buf (size bytes); 0 or an errno (ENAMETOOLONG when it does not fit).
+int sbx_read_path(pid_t pid, unsigned long long addr, char *buf, size_t size);
 
 #endif

@@ -13,6 +13,9 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 //     protected subpaths (git's code-execution surface, the tool configs
 //     that exist, and the caller's own).
 //
+// The tool configs that do not exist are listed apart (Spec.Guarded): the
+// namespaces runner guards their creation; the other runners drop them.
+//
 // The gaps are what the expansion of the protected subpaths could not
 // cover on any runner (see linkWalk).
 func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []Gap) {
@@ -30,6 +33,7 @@ func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []
 	if r.mode == WorkspaceWrite {
 		s.Writable = append([]string(nil), r.writableRoots...)
 		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, r.toolConfigs, r.extraRO)
+		s.Guarded = absentConfigs(fsys, r.writableRoots, r.toolConfigs)
 	}
 	return s, gaps
 }

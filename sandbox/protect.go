@@ -31,7 +31,8 @@ var (
 //     where it exists: git reads it only when .git/config enables it, and
 //     that stays read-only). A main repository has no commondir; a mount
 //     namespace cannot cover a name that does not exist, so the namespaces
-//     runner reports it as a gap;
+//     runner's guard refuses creating it (docs/runners/namespaces.md), and
+//     the landlock runner reports it as a gap;
 //   - the same inside every submodule git dir (.git/modules/**) and every
 //     linked worktree's git dir (.git/worktrees/*);
 //   - a .git that is a file (a worktree or submodule checkout): the file
@@ -179,6 +180,22 @@ func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, 
 	lw := linkWalk{fsys: fsys, roots: roots, out: &out, add: add, entries: maxHookEntries, links: maxHookLinks}
 	lw.run(hooks)
 	return out.list, lw.gaps
+}
+
+// absentConfigs returns the tool configs (names relative to each root)
+// that do not exist in a root: what the namespaces runner's guard keeps
+// the command from creating (vocab.Spec.Guarded). A root's own symlinks
+// were resolved with the roots.
+func absentConfigs(fsys fileSystem, roots, configs []string) []string {
+	var out []string
+	for _, root := range roots {
+		for _, c := range configs {
+			if p := filepath.Join(root, c); !exists(fsys, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // gitProtected returns the protected paths of the .git entry of root.

@@ -59,6 +59,7 @@ func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	if err != nil {
 		return unavailable(l.name(), "no seccomp program", err)
 	}
+	spec.Guarded = nil // only the namespaces launcher guards absent names
 	args, err := vocab.Encode(vocab.LandlockRun, spec)
 	if err != nil {
 		return &Error{Code: CodeInvalidPolicy, Runner: l.name(), Reason: "cannot encode the launcher arguments", Err: err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
@@ -67,6 +68,26 @@ func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, er
 	}
 }
 
+// guardedNames returns what the launcher's guard keeps the command from
+// creating: the read-only subpaths that do not exist now (a main
+// repository's .git/commondir) and the absent tool configs grants listed.
+// With none, the launcher starts no guard and its filter hands nothing to
+// it.
+func guardedNames(spec vocab.Spec, lstat func(string) (os.FileInfo, error)) []string {
+	var out []string
+	for _, p := range spec.ReadOnly {
+		if _, err := lstat(p); err != nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range spec.Guarded {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // deniesTempParent: the other wraps' temp dirs are out of reach.
 func (namespacesRunner) deniesTempParent() bool { return true }
 
@@ -79,6 +100,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	if err != nil {
 		return unavailable(n.name(), "launcher unusable", err)
 	}
+	spec.Guarded = guardedNames(spec, os.Lstat)
 	spec, err = withSeccomp(seccompfilter.Namespaces)(spec)
 	if err != nil {
 		return unavailable(n.name(), "no seccomp program", err)

@@ -47,9 +47,11 @@ var toolConfigs = []struct{ name, why string }{
 // build at a program (.npmrc, .yarnrc.yml, .cargo/config.toml,
 // .pre-commit-config.yaml). toolConfigs in this file says, for each, what
 // it can start. Policy.WritableConfigs releases entries by these names.
-// Only the names that exist at Wrap are protected: a mount cannot cover a
-// name that is not there, and Landlock cannot refuse one name in a
-// directory, so a config the command creates is its own (SECURITY.md).
+// The names that exist at Wrap are bound read-only (namespaces) or
+// reported (landlock). Those that do not exist are guarded by the
+// namespaces runner, whose guard refuses creating them (EROFS); Landlock
+// cannot refuse one name in a directory, so under landlock a config the
+// command creates is its own (SECURITY.md).
 func DefaultToolConfigs() []string {
 	out := make([]string, len(toolConfigs))
 	for i, c := range toolConfigs {

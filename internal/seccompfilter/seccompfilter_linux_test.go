@@ -162,3 +162,25 @@ func TestInstallRefusesPartialInstructions(t *testing.T) {
 		}
 	}
 }
+
+// Guarded names turn the guard's rules on under the namespaces profile
+// only: its program changes, the landlock profile's does not.
+func TestGuardInKey(t *testing.T) {
+	guarded := vocab.Spec{Guarded: []string{"/ws/.git/commondir"}}
+	for _, c := range []struct {
+		profile Profile
+		differ  bool
+	}{{Namespaces, true}, {Landlock, false}} {
+		with, err := BPF(guarded, c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, err := BPF(vocab.Spec{}, c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (with != without) != c.differ {
+			t.Errorf("profile %d: guarded names change the program: %v, want %v", c.profile, with != without, c.differ)
+		}
+	}
+}

@@ -94,6 +94,34 @@ func LandlockKernelGaps(abi int, s Spec) []Gap {
 	return gaps
 }
 
+// linkAbove returns the first existing symlink strictly between the
+// deepest writable root holding p and p itself, or "".
+func linkAbove(p string, roots []string, lstat func(string) (fs.FileInfo, error)) string {
+	root := ""
+	for _, r := range roots {
+		if Within(p, r) && len(r) > len(root) {
+			root = r
+		}
+	}
+	if root == "" || p == root {
+		return ""
+	}
+	rest := strings.TrimPrefix(p[len(root):], "/")
+	at := strings.TrimSuffix(root, "/")
+	parts := strings.Split(rest, "/")
+	for _, part := range parts[:len(parts)-1] {
+		at += "/" + part
+		fi, err := lstat(at)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return at
+		}
+	}
+	return ""
+}
+
 // under reports whether p is one of roots or beneath one of them.
 func under(p string, roots []string) bool {
 	for _, r := range roots {
@@ -163,7 +191,8 @@ func AllowNetworkGaps(s Spec) []Gap {
 }
 
 // NamespaceGaps returns the gaps of the namespaces runner for s: what a
-// mount namespace cannot bind because it is not there or is a symlink
+// mount namespace cannot bind because it is a symlink, or is not there
+// while no guard refuses its creation (s.Guarded empty)
 // (mount(2) follows a final symlink and cannot cover the link itself), and
 // a read-only file with more than one hard link (a bind covers one name).
 // lstat is os.Lstat, or a fake in tests. Provider and launcher call it on
@@ -176,6 +205,9 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 	for _, p := range s.ReadOnly {
 		fi, err := lstat(p)
 		switch {
+		case err != nil && len(s.Guarded) > 0:
+			// Not there, and the launcher's guard refuses creating it
+			// (the provider lists every missing one in Guarded).
 		case err != nil:
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
 		case fi.Mode()&fs.ModeSymlink != 0:
@@ -185,6 +217,11 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 			// inode inside a writable root writes it (the launcher with
 			// -full refuses it again on the file it opens).
 			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s has %d hard links: it is bound read-only by this name only, and another name for the same file inside a writable root stays writable", p, LinkCount(fi))})
+		}
+	}
+	for _, g := range s.Guarded {
+		if link := linkAbove(g, s.Writable, lstat); link != "" {
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, link)})
 		}
 	}
 	for _, d := range s.DenyRead {

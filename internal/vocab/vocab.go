@@ -20,6 +20,9 @@
 //	-w PATH   writable root (workspace, extra writable roots)
 //	-t PATH   private temp dir (writable)
 //	-r PATH   read-only subpath under a writable root
+//	-g PATH   absent protected name the namespaces launcher guards: its
+//	          seccomp filter hands every call that creates a name to a
+//	          guard process, which refuses creating this one (EROFS)
 //	-d PATH   deny-read path
 //	-u PATH   pathname UNIX socket the command may connect to
 //	-C DIR    working directory of the command
@@ -54,7 +57,7 @@ import (
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/4"
+const Version = "sandbox-local/5"
 
 // BridgeHello starts the message in which the namespaces launcher hands
 // the provider its loopback listeners (-bridge): one seqpacket message,
@@ -130,6 +133,11 @@ type Spec struct {
 	TempDir string
 	// ReadOnly are paths kept read-only even though a writable root contains them.
 	ReadOnly []string
+	// Guarded are protected names that did not exist at Wrap (a main
+	// repository's .git/commondir, a tool config the workspace lacks):
+	// the namespaces launcher cannot bind what is not there, so its guard
+	// refuses creating them instead. Set for the namespaces runner only.
+	Guarded []string
 	// DenyRead are paths the command may not read.
 	DenyRead []string
 	// UnixSockets are the pathname UNIX sockets the command may connect
@@ -203,6 +211,9 @@ func Encode(name string, s Spec) ([]string, error) {
 	for _, p := range s.ReadOnly {
 		args = append(args, "-r", p)
 	}
+	for _, p := range s.Guarded {
+		args = append(args, "-g", p)
+	}
 	for _, p := range s.DenyRead {
 		args = append(args, "-d", p)
 	}
@@ -269,7 +280,7 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge":
+		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -289,6 +300,8 @@ func Decode(args []string) (Spec, error) {
 			s.TempDir = val
 		case "-r":
 			s.ReadOnly = append(s.ReadOnly, val)
+		case "-g":
+			s.Guarded = append(s.Guarded, val)
 		case "-d":
 			s.DenyRead = append(s.DenyRead, val)
 		case "-u":
@@ -373,6 +386,11 @@ func (s Spec) validate() error {
 	}
 	for _, p := range s.ReadOnly {
 		if err := check("read-only subpath", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.Guarded {
+		if err := check("guarded name", p); err != nil {
 			return err
 		}
 	}

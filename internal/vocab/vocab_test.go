@@ -2,10 +2,12 @@ package vocab
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const tok = "0123456789abcdef0123456789abcdef"
@@ -280,3 +282,47 @@ func TestNamespaceSignalGap(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceGapsGuarded: a missing read-only subpath is a gap of the
+// namespaces runner unless its launcher guards the absent names (the
+// provider then lists every missing one in Guarded); a symlink stays one.
+func TestNamespaceGapsGuarded(t *testing.T) {
+	missing := func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
+	s := Spec{ReadOnly: []string{"/ws/.git/commondir"}}
+	if gaps := NamespaceGaps(s, 7, missing); len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/ws/.git/commondir") {
+		t.Errorf("without a guard: gaps %v, want the missing commondir", gaps)
+	}
+	s.Guarded = []string{"/ws/.git/commondir"}
+	if gaps := NamespaceGaps(s, 7, missing); len(gaps) != 0 {
+		t.Errorf("guarded: gaps %v, want none", gaps)
+	}
+	if gaps := LandlockGaps(7, s); !strings.Contains(fmt.Sprint(gaps), "/ws/.git/commondir") {
+		t.Errorf("landlock: gaps %v, want the read-only subpath still reported", gaps)
+	}
+}
+
+// TestNamespaceGapsGuardedBehindALink: a guarded name below a symlink
+// (a .cargo linked elsewhere) is not guarded by the launcher: a gap.
+func TestNamespaceGapsGuardedBehindALink(t *testing.T) {
+	lstat := func(p string) (fs.FileInfo, error) {
+		if p == "/ws/.cargo" {
+			return fakeInfo{mode: fs.ModeSymlink}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	s := Spec{Writable: []string{"/ws"}, Guarded: []string{"/ws/.cargo/config.toml", "/ws/.envrc"}}
+	gaps := NamespaceGaps(s, 7, lstat)
+	if len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/ws/.cargo/config.toml") || !strings.Contains(gaps[0].Reason, "symlink /ws/.cargo") {
+		t.Errorf("gaps %v, want one naming .cargo/config.toml behind the symlink .cargo", gaps)
+	}
+}
+
+// fakeInfo is an fs.FileInfo of the given mode.
+type fakeInfo struct{ mode fs.FileMode }
+
+func (f fakeInfo) Name() string       { return "" }
+func (f fakeInfo) Size() int64        { return 0 }
+func (f fakeInfo) Mode() fs.FileMode  { return f.mode }
+func (f fakeInfo) ModTime() time.Time { return time.Time{} }
+func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeInfo) Sys() any           { return nil }

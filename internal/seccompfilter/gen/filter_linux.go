@@ -186,6 +186,7 @@ var (
 	eperm  = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	eacces = seccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
 	enosys = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+	ebusy  = seccomp.ActErrno.SetReturnCode(int16(unix.EBUSY))
 )
 
 // targetArch makes arch the filter's only architecture.
@@ -251,6 +252,11 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 	// filter inspects.
 	for _, name := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 		if err := add(name, eacces); err != nil {
+			return err
+		}
+	}
+	if k.Guard {
+		if err := addGuardRules(add, cond); err != nil {
 			return err
 		}
 	}
@@ -486,3 +492,55 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 	}
 	return add("openat2", enosys)
 }
+
+// Creating are the calls that create a name, besides the opens with
+// O_CREAT (openCreating): under the namespaces profile with guarded names
+// (vocab.Spec.Guarded), each is handed to the launcher's guard
+// (launcher/ns_guard_linux.c), which makes it itself and refuses creating
+// a guarded name. An open with O_TMPFILE creates no name; linking it in
+// afterwards is a linkat, handed over too.
+var Creating = []string{"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
+	"link", "linkat", "rename", "renameat", "renameat2"}
+
+// openCreating are the opens with the index of their flags argument: only
+// those with O_CREAT are handed to the guard.
+var openCreating = []struct {
+	name  string
+	flags uint
+}{{"open", 1}, {"openat", 2}}
+
+// seccompFilterOp is SECCOMP_SET_MODE_FILTER, the seccomp(2) operation
+// that loads a filter.
+const seccompFilterOp = 1
+
+// addGuardRules hands every call that can create a name to the guard
+// (SECCOMP_RET_USER_NOTIF). The kernel runs every filter of the chain and
+// keeps the strongest action; between two that hand the call to user
+// space, the newest filter's listener gets it. So a command that could
+// load its own filter with a listener could answer CONTINUE to its own
+// creates: seccomp(2) loading a filter with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER is refused (EBUSY, what the kernel
+// answers itself only while the guard's listener is open). These rules
+// are added before the setuid-mode rules on the same calls
+// (addModeRules): added after, libseccomp refuses them (EEXIST); added
+// before, they absorb those (its PFC export shows NOTIFY alone for creat,
+// mknod* and the opens with O_CREAT), so the guard refuses the setuid and
+// setgid modes at creation itself, with the same EPERM.
+func addGuardRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
+	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
+	for _, name := range Creating {
+		if err := add(name, seccomp.ActNotify); err != nil {
+			return err
+		}
+	}
+	for _, o := range openCreating {
+		if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, unix.O_CREAT, unix.O_CREAT)); err != nil {
+			return err
+		}
+	}
+	return add("seccomp", ebusy, cond(0, seccomp.CompareEqual, seccompFilterOp),
+		cond(1, seccomp.CompareMaskedEqual, seccompFlagNewListener, seccompFlagNewListener))
+}
+
+// seccompFlagNewListener is SECCOMP_FILTER_FLAG_NEW_LISTENER.
+const seccompFlagNewListener = 1 << 3

@@ -91,8 +91,8 @@ func generate() (map[string][]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %+v: %w", t.goarch, k, err)
 			}
-			fmt.Fprintf(&b, "{Profile: %s, AllowNetwork: %t, UnixSockets: %t, TCPPorts: %t}: {\n",
-				profileName(k.Profile), k.AllowNetwork, k.UnixSockets, k.TCPPorts)
+			fmt.Fprintf(&b, "{Profile: %s, AllowNetwork: %t, UnixSockets: %t, TCPPorts: %t, Guard: %t}: {\n",
+				profileName(k.Profile), k.AllowNetwork, k.UnixSockets, k.TCPPorts, k.Guard)
 			for i := 0; i < len(code); i += 8 {
 				for _, c := range code[i : i+8] {
 					fmt.Fprintf(&b, "0x%02x, ", c)

@@ -22,19 +22,23 @@ const (
 // for the landlock profile under network deny, whether some loopback TCP
 // ports are (the ports are Landlock's rules too). The namespaces profile
 // allows IP in its own network namespace already, so its ports change
-// nothing here. The definition (gen) reads nothing else, so one program
-// per Key and architecture is generated.
+// nothing here. Guard: the namespaces profile hands the calls that
+// create a name to the launcher's guard, when the spec has guarded names
+// (vocab.Spec.Guarded). The definition (gen) reads nothing else, so one
+// program per Key and architecture is generated.
 type Key struct {
 	Profile      Profile
 	AllowNetwork bool
 	UnixSockets  bool
 	TCPPorts     bool
+	Guard        bool
 }
 
 // Of is the Key of the program for s under profile.
 func Of(s vocab.Spec, profile Profile) Key {
 	return Key{Profile: profile, AllowNetwork: s.AllowNetwork, UnixSockets: len(s.UnixSockets) > 0,
-		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0}
+		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0,
+		Guard:    profile == Namespaces && len(s.Guarded) > 0}
 }
 
 // All are every Key Of can give: the programs generated.
@@ -48,6 +52,9 @@ func All() []Key {
 						continue
 					}
 					keys = append(keys, Key{Profile: p, AllowNetwork: allow, UnixSockets: socks, TCPPorts: tcp})
+					if p == Namespaces {
+						keys = append(keys, Key{Profile: p, AllowNetwork: allow, UnixSockets: socks, Guard: true})
+					}
 				}
 			}
 		}

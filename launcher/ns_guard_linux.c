@@ -1,0 +1,914 @@
+// ns-run stage 2: the guard, which stops the command from creating a
+// protected name that does not exist (a main repository's .git/commondir,
+// a tool config the workspace lacks). A mount cannot cover a name that is
+// not there, so the namespaces profile of the seccomp filter hands every
+// call that creates a name (open and openat with O_CREAT, creat, mkdir*,
+// mknod*, symlink*, link*, rename*) to this process, which makes the call
+// itself and answers with its result:
+//
+//   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: another thread of
+//     the command could rewrite the path after the check. The strings are
+//     copied out of the command's memory once, the notification is checked
+//     to be still live (SECCOMP_IOCTL_NOTIF_ID_VALID: the pid is the
+//     command's), and the call is made on the copy;
+//   - it resolves the path itself, one component at a time, from the
+//     command's working directory or directory descriptor (/proc/TID/cwd,
+//     /proc/TID/fd/N) or the root, following symlinks by reading them, so
+//     that what a path means is what it means to the command. In procfs,
+//     /proc/self and /proc/thread-self are the command's, and every
+//     directory it enters or object it opens there must be the command's
+//     own (/proc/TGID or /proc/TID, or no process's at all): a walk into
+//     any other process's entry, the guard's own and pid 1's included, is
+//     refused with EACCES, so neither the guard's descriptors (the
+//     listener) nor pid 1's can be reached. The links inside the command's
+//     own /proc/TGID (fd/N, cwd, root, exe) are followed by the kernel,
+//     relative to the command;
+//   - it refuses, with EROFS, creating a guarded name: the final parent
+//     directory (device, inode) and name, compared without regard to case,
+//     as a new name, a rename's or a link's destination, either side of a
+//     RENAME_EXCHANGE. The directories between a writable root and each
+//     guarded name are pinned (bound onto themselves) by the plan, so
+//     `mv .git x; mkdir .git` fails with EBUSY instead of moving the
+//     guarded parent away;
+//   - it refuses the setuid and setgid modes at creation (EPERM, what the
+//     filter answers without the guard: libseccomp drops those rules where
+//     the guard's take the whole call);
+//   - it makes the call with the command's umask (/proc/TID/status), its
+//     Landlock domain (the guard is forked after landlock_restrict_self),
+//     its uid and gid and no effective capability (no DAC override), so
+//     the kernel's own checks are the command's; an open's descriptor is
+//     put into the command with SECCOMP_IOCTL_NOTIF_ADDFD and
+//     SECCOMP_ADDFD_FLAG_SEND;
+//   - an open that would block (a FIFO without its other end) does not
+//     hold up the guard: the open is made with O_NONBLOCK, and when the
+//     object is a FIFO the command did not open non-blocking, a one-shot
+//     child of the guard makes the blocking open on the same directory and
+//     name and answers the notification itself.
+//
+// The guard is outside the filter (forked before it is loaded), holds no
+// capability, and is not dumpable: the command, with no capability, cannot
+// ptrace it, read its memory or open its descriptors (the kernel wants
+// CAP_SYS_PTRACE for a process that is not dumpable). The guard reads the
+// command's memory on the ordinary ptrace check: a command that made
+// itself not dumpable (PR_SET_DUMPABLE 0, as ssh does) has its creating
+// calls refused (EACCES). It can kill it (same uid): every creating
+// call then fails with ENOSYS, what the kernel answers for a notification
+// nobody listens to; and the filter refuses loading another listener
+// (EBUSY), so nothing can answer in its place.
+
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/magic.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ns_linux.h"
+#include "ns_stage2_linux.h"
+#include "shared_linux.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_ADDFD
+#define SECCOMP_IOCTL_NOTIF_ADDFD _IOW('!', 3, struct seccomp_notif_addfd)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#define MAX_LINKS 40
+
+// A guarded name: the directory that holds it, by identity, and the name.
+struct guarded {
+	dev_t dev;
+	ino_t ino;
+	char *name;
+	const char *path;
+};
+static struct guarded *guarded;
+static int nguarded;
+
+void ns_guard_add(const struct stat *parent, const char *name, const char *path) {
+	struct guarded *g = realloc(guarded, (size_t)(nguarded + 1) * sizeof *guarded);
+	if (!g)
+		sbx_fatal(sbx_ns_token, "guard: out of memory");
+	guarded = g;
+	guarded[nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, ns_xstrdup(name), path};
+}
+
+int ns_guard_count(void) { return nguarded; }
+
+// The guard's own state.
+static int g_root = -1;  // "/" (the sandbox's root, the command's too)
+static int g_listener = -1;
+
+// One notified call's context: the calling thread and its process.
+struct ctx {
+	pid_t tid, tgid;
+	int piddir; // /proc/TID, opened before the notification was checked live
+};
+
+// ---- procfs ----
+
+static int in_proc(int fd) {
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+// proc_where reads where fd lies in /proc, as the kernel names it for the
+// guard (procfs entries cannot be renamed); 0 or an errno.
+static int proc_where(int fd, char *buf, size_t size) {
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(self, buf, size - 1);
+	if (n <= 0 || (size_t)n >= size - 1)
+		return EACCES;
+	buf[n] = 0;
+	return 0;
+}
+
+// proc_pid returns the pid of the /proc/PID entry fd lies in (0 for the
+// procfs root and what belongs to no process), or -1 when fd is not in
+// /proc as the guard knows it.
+static long proc_pid(const char *where) {
+	if (strcmp(where, "/proc") == 0)
+		return 0;
+	if (strncmp(where, "/proc/", 6) != 0)
+		return -1;
+	const char *p = where + 6;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	char *end;
+	long pid = strtol(p, &end, 10);
+	return (*end == 0 || *end == '/') ? pid : -1;
+}
+
+// check_proc: an object in procfs must be the command's own (or no
+// process's); anything else (the guard's entry, pid 1's, another
+// process's) is refused. 0 or EACCES; *pid_dir says whether fd lies below
+// a /proc/PID entry, where links are the kernel's to follow.
+static int check_proc(const struct ctx *c, int fd, int *pid_dir) {
+	if (pid_dir)
+		*pid_dir = 0;
+	if (!in_proc(fd))
+		return 0;
+	char where[PATH_MAX];
+	if (proc_where(fd, where, sizeof where) != 0)
+		return EACCES;
+	long pid = proc_pid(where);
+	if (pid < 0 || (pid != 0 && pid != c->tgid && pid != c->tid))
+		return EACCES;
+	if (pid_dir)
+		*pid_dir = pid != 0;
+	return 0;
+}
+
+static int is_proc_root(int fd) {
+	struct stat st;
+	return in_proc(fd) && fstat(fd, &st) == 0 && st.st_ino == 1;
+}
+
+// ---- resolution ----
+
+// A resolved path: the final component's parent (an O_PATH descriptor of
+// the guard's) and its name. magic: the final is a link in the command's
+// own /proc entry, for the kernel to follow.
+struct where {
+	int dir;
+	char name[NAME_MAX + 2];
+	int magic, trailing;
+};
+
+// splice_link replaces the component just read with target: rest becomes
+// target/rest.
+static int splice_link(char *rest, size_t size, const char *target, const char *after) {
+	char tmp[PATH_MAX * 2];
+	int n = snprintf(tmp, sizeof tmp, "%s%s%s", target, *after ? "/" : "", after);
+	if (n < 0 || (size_t)n >= sizeof tmp || (size_t)n >= size)
+		return ENAMETOOLONG;
+	memcpy(rest, tmp, (size_t)n + 1);
+	return 0;
+}
+
+// resolve walks path from start (a directory of the command, opened by the
+// guard) as the kernel would for the command; follow: a final symlink is
+// followed (an open without O_NOFOLLOW or O_EXCL). 0 or an errno; on 0, w
+// holds the final's parent and name.
+static int resolve(const struct ctx *c, int start, const char *path, int follow, struct where *w) {
+	static char rest[PATH_MAX * 2];
+	if (strlen(path) >= PATH_MAX)
+		return ENAMETOOLONG;
+	if (path[0] == 0)
+		return ENOENT;
+	strcpy(rest, path);
+	int cur = dup(rest[0] == '/' ? g_root : start);
+	if (cur < 0)
+		return errno;
+	int links = 0, e = 0, pid_dir = 0;
+	if ((e = check_proc(c, cur, &pid_dir)) != 0)
+		goto fail;
+	for (;;) {
+		if (rest[0] == '/') {
+			close(cur);
+			if ((cur = dup(g_root)) < 0) {
+				e = errno;
+				return e;
+			}
+			pid_dir = 0;
+		}
+		char *p = rest;
+		while (*p == '/')
+			p++;
+		if (*p == 0) {
+			// "/" or "dir/" ended the path: the final is the directory itself.
+			strcpy(w->name, ".");
+			w->dir = cur, w->magic = 0, w->trailing = 1;
+			return 0;
+		}
+		char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+		if (len > NAME_MAX) {
+			e = ENAMETOOLONG;
+			goto fail;
+		}
+		char comp[NAME_MAX + 1];
+		memcpy(comp, p, len);
+		comp[len] = 0;
+		char *after = slash ? slash : p + len;
+		int trailing = 0;
+		while (*after == '/')
+			after++, trailing = 1;
+		int final = *after == 0;
+		// /proc/self and /proc/thread-self are the command's.
+		if ((!strcmp(comp, "self") || !strcmp(comp, "thread-self")) && is_proc_root(cur)) {
+			char target[64];
+			if (comp[0] == 's')
+				snprintf(target, sizeof target, "%d", (int)c->tgid);
+			else
+				snprintf(target, sizeof target, "%d/task/%d", (int)c->tgid, (int)c->tid);
+			if ((e = splice_link(rest, sizeof rest, target, after)) != 0)
+				goto fail;
+			continue;
+		}
+		if (final && !follow) {
+			// The call creates this very name (a final symlink is not followed).
+			memcpy(w->name, comp, len + 1);
+			w->dir = cur, w->magic = 0, w->trailing = trailing;
+			return 0;
+		}
+		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+			if (final) {
+				memcpy(w->name, comp, len + 1);
+				w->dir = cur, w->magic = 0, w->trailing = trailing;
+				return 0;
+			}
+			int next = openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0) {
+				e = errno;
+				goto fail;
+			}
+			close(cur);
+			cur = next;
+			if ((e = check_proc(c, cur, &pid_dir)) != 0)
+				goto fail;
+			memmove(rest, after, strlen(after) + 1);
+			continue;
+		}
+		int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (next < 0 || fstat(next, &st) < 0) {
+			e = errno;
+			if (next >= 0)
+				close(next);
+			if (final && e == ENOENT) {
+				// Not there: the name to create.
+				memcpy(w->name, comp, len + 1);
+				w->dir = cur, w->magic = 0, w->trailing = trailing;
+				return 0;
+			}
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			close(next);
+			if (pid_dir) {
+				// A link of the command's own /proc entry (fd/N, cwd, root):
+				// the kernel follows it, relative to that entry.
+				if (final) {
+					memcpy(w->name, comp, len + 1);
+					w->dir = cur, w->magic = 1, w->trailing = trailing;
+					return 0;
+				}
+				next = openat(cur, comp, O_PATH | O_CLOEXEC);
+				if (next < 0) {
+					e = errno;
+					goto fail;
+				}
+			} else {
+				if (++links > MAX_LINKS) {
+					e = ELOOP;
+					goto fail;
+				}
+				char target[PATH_MAX];
+				ssize_t n = readlinkat(cur, comp, target, sizeof target - 1);
+				if (n < 0) {
+					e = errno;
+					goto fail;
+				}
+				target[n] = 0;
+				if (n == 0) {
+					e = ENOENT;
+					goto fail;
+				}
+				if ((e = splice_link(rest, sizeof rest, target, trailing && final ? "." : after)) != 0)
+					goto fail;
+				continue;
+			}
+		}
+		if (final) {
+			// Followed to an object that exists: it is the final.
+			close(next);
+			memcpy(w->name, comp, len + 1);
+			w->dir = cur, w->magic = 0, w->trailing = trailing;
+			return 0;
+		}
+		close(cur);
+		cur = next;
+		if ((e = check_proc(c, cur, &pid_dir)) != 0)
+			goto fail;
+		memmove(rest, after, strlen(after) + 1);
+	}
+fail:
+	close(cur);
+	return e;
+}
+
+// is_guarded reports whether creating name in dir would create a guarded
+// name.
+static int is_guarded(int dir, const char *name) {
+	struct stat st;
+	if (fstat(dir, &st) < 0)
+		return 1; // cannot tell: refused
+	for (int i = 0; i < nguarded; i++)
+		if (guarded[i].dev == st.st_dev && guarded[i].ino == st.st_ino && strcasecmp(guarded[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+// ---- the command's context ----
+
+// start_dir opens the directory a relative path of the command starts
+// from: its working directory, or its descriptor dirfd.
+static int start_dir(const struct ctx *c, int dirfd, const char *path) {
+	if (path[0] == '/')
+		return dup(g_root);
+	char what[32];
+	if (dirfd == AT_FDCWD)
+		snprintf(what, sizeof what, "cwd");
+	else
+		snprintf(what, sizeof what, "fd/%d", dirfd);
+	int fd = openat(c->piddir, what, O_PATH | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		errno = EBADF;
+	return fd;
+}
+
+// read_status reads the caller's thread group id and umask from
+// /proc/TID/status, in one read; 0 or an errno.
+static int read_status(struct ctx *c, mode_t *umask_out) {
+	int fd = openat(c->piddir, "status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	static char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return ESRCH;
+	buf[n] = 0;
+	char *u = strstr(buf, "\nUmask:"), *t = strstr(buf, "\nTgid:");
+	if (!u || !t)
+		return ESRCH;
+	*umask_out = (mode_t)strtol(u + 7, NULL, 8);
+	c->tgid = (pid_t)strtol(t + 6, NULL, 10);
+	return c->tgid > 0 ? 0 : ESRCH;
+}
+
+// ---- the calls ----
+
+// A decoded call.
+struct call {
+	long nr;
+	int dirfd, dirfd2; // of path and path2
+	char path[PATH_MAX], path2[PATH_MAX];
+	int has2, flags;
+	unsigned mode;
+	unsigned long long dev;
+	enum { C_OPEN, C_MKDIR, C_MKNOD, C_SYMLINK, C_LINK, C_RENAME } op;
+};
+
+static int decode(const struct seccomp_notif *req, struct call *k) {
+	const unsigned long long *a = req->data.args;
+	unsigned long long p1 = 0, p2 = 0;
+	memset(k, 0, sizeof *k);
+	k->nr = req->data.nr;
+	k->dirfd = k->dirfd2 = AT_FDCWD;
+	switch (req->data.nr) {
+#ifdef SYS_open
+	case SYS_open:
+		k->op = C_OPEN, p1 = a[0], k->flags = (int)a[1], k->mode = (unsigned)a[2];
+		break;
+#endif
+	case SYS_openat:
+		k->op = C_OPEN, k->dirfd = (int)a[0], p1 = a[1], k->flags = (int)a[2], k->mode = (unsigned)a[3];
+		break;
+#ifdef SYS_creat
+	case SYS_creat:
+		k->op = C_OPEN, p1 = a[0], k->flags = O_CREAT | O_WRONLY | O_TRUNC, k->mode = (unsigned)a[1];
+		break;
+#endif
+#ifdef SYS_mkdir
+	case SYS_mkdir:
+		k->op = C_MKDIR, p1 = a[0], k->mode = (unsigned)a[1];
+		break;
+#endif
+	case SYS_mkdirat:
+		k->op = C_MKDIR, k->dirfd = (int)a[0], p1 = a[1], k->mode = (unsigned)a[2];
+		break;
+#ifdef SYS_mknod
+	case SYS_mknod:
+		k->op = C_MKNOD, p1 = a[0], k->mode = (unsigned)a[1], k->dev = a[2];
+		break;
+#endif
+	case SYS_mknodat:
+		k->op = C_MKNOD, k->dirfd = (int)a[0], p1 = a[1], k->mode = (unsigned)a[2], k->dev = a[3];
+		break;
+#ifdef SYS_symlink
+	case SYS_symlink:
+		k->op = C_SYMLINK, p2 = a[0], p1 = a[1];
+		break;
+#endif
+	case SYS_symlinkat:
+		k->op = C_SYMLINK, p2 = a[0], k->dirfd = (int)a[1], p1 = a[2];
+		break;
+#ifdef SYS_link
+	case SYS_link:
+		k->op = C_LINK, p2 = a[0], p1 = a[1];
+		break;
+#endif
+	case SYS_linkat:
+		k->op = C_LINK, k->dirfd2 = (int)a[0], p2 = a[1], k->dirfd = (int)a[2], p1 = a[3], k->flags = (int)a[4];
+		break;
+#ifdef SYS_rename
+	case SYS_rename:
+		k->op = C_RENAME, p2 = a[0], p1 = a[1];
+		break;
+#endif
+	case SYS_renameat:
+		k->op = C_RENAME, k->dirfd2 = (int)a[0], p2 = a[1], k->dirfd = (int)a[2], p1 = a[3];
+		break;
+#ifdef SYS_renameat2
+	case SYS_renameat2:
+		k->op = C_RENAME, k->dirfd2 = (int)a[0], p2 = a[1], k->dirfd = (int)a[2], p1 = a[3], k->flags = (int)a[4];
+		break;
+#endif
+	default:
+		return ENOSYS;
+	}
+	int e = sbx_read_path(req->pid, p1, k->path, sizeof k->path);
+	if (e == 0 && p2) {
+		k->has2 = 1;
+		e = sbx_read_path(req->pid, p2, k->path2, sizeof k->path2);
+	}
+	return e;
+}
+
+// hand_fd answers notification id with fd, put into the command: in one
+// step where the kernel can (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), else
+// put in and then answered with its number (5.9: should the call be gone
+// meanwhile, the command keeps a descriptor it does not know of). A
+// descriptor that cannot be put in (EMFILE) fails the call with that
+// error.
+static void hand_fd(unsigned long long id, int fd, int cloexec) {
+	static int no_send;
+	struct seccomp_notif_addfd add = {.id = id, .flags = no_send ? 0 : SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)fd,
+	                                  .newfd_flags = (unsigned)cloexec};
+	int n = ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (n < 0 && errno == EINVAL && !no_send) {
+		no_send = 1;
+		add.flags = 0;
+		n = ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+		if (n >= 0) {
+			struct seccomp_notif_resp r = {.id = id, .val = n};
+			ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+			return;
+		}
+	} else if (n >= 0 && no_send) {
+		struct seccomp_notif_resp r = {.id = id, .val = n};
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+		return;
+	}
+	if (n < 0 && errno != ENOENT) {
+		struct seccomp_notif_resp r = {.id = id, .error = -errno};
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+	}
+}
+
+// open_blocking makes an open that must block (a FIFO without its other
+// end) in a one-shot child, which answers the notification itself.
+static void open_blocking(const struct seccomp_notif *req, int dir, const char *name, int flags, unsigned mode) {
+	pid_t child = fork();
+	if (child != 0) {
+		if (child < 0) {
+			struct seccomp_notif_resp r = {.id = req->id, .error = -EAGAIN};
+			ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+		}
+		return; // the child is reaped by SIGCHLD being ignored
+	}
+	int fd = openat(dir, name, flags | O_CLOEXEC, mode);
+	if (fd < 0) {
+		struct seccomp_notif_resp r = {.id = req->id, .error = -errno};
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+		_exit(0);
+	}
+	hand_fd(req->id, fd, flags & O_CLOEXEC);
+	_exit(0);
+}
+
+// do_open makes an open for the command; it returns the guard's descriptor
+// (>= 0), -errno, or -EINPROGRESS when a one-shot child answers.
+static int do_open(const struct ctx *c, const struct seccomp_notif *req, const struct call *k, int start) {
+	int follow = !(k->flags & (O_NOFOLLOW | O_EXCL));
+	for (int attempt = 0; attempt < 8; attempt++) {
+		struct where w;
+		int e = resolve(c, start, k->path, follow, &w);
+		if (e != 0)
+			return -e;
+		if ((k->flags & O_CREAT) && w.trailing) {
+			close(w.dir);
+			return -EISDIR;
+		}
+		if (!w.magic && (k->flags & O_CREAT) && is_guarded(w.dir, w.name)) {
+			close(w.dir);
+			return -EROFS;
+		}
+		// The final was resolved here: a symlink put there since is not
+		// followed by the kernel (ELOOP: resolved again).
+		int flags = k->flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+		if (!w.magic)
+			flags |= O_NOFOLLOW;
+		int fd = openat(w.dir, w.name, flags, k->mode & 07777);
+		e = errno;
+		if (fd < 0 && e == ELOOP && !w.magic && follow && !(k->flags & O_NOFOLLOW)) {
+			close(w.dir);
+			continue;
+		}
+		int blocking = !(k->flags & O_NONBLOCK);
+		struct stat st;
+		if (fd < 0 && e == ENXIO && blocking) {
+			// A FIFO opened for writing with no reader yet: the open must wait.
+			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777);
+			close(w.dir);
+			return -EINPROGRESS;
+		}
+		if (fd >= 0 && blocking && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && (k->flags & O_ACCMODE) == O_RDONLY) {
+			// A FIFO opened for reading waits for a writer.
+			close(fd);
+			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777);
+			close(w.dir);
+			return -EINPROGRESS;
+		}
+		close(w.dir);
+		if (fd < 0)
+			return -e;
+		if (blocking) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl >= 0)
+				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		}
+		// What was opened must be the command's to have: in procfs, its own.
+		if (check_proc(c, fd, NULL) != 0) {
+			close(fd);
+			return -EACCES;
+		}
+		return fd;
+	}
+	return -ELOOP;
+}
+
+// perform makes one call for the command: 0, -errno, or for an open the
+// guard's descriptor to put into the command.
+static int perform(const struct ctx *c, const struct seccomp_notif *req, struct call *k) {
+	int start = start_dir(c, k->dirfd, k->path);
+	if (start < 0)
+		return -errno;
+	int r = 0;
+	struct where w, w2;
+	switch (k->op) {
+	case C_OPEN:
+		if ((k->flags & O_CREAT) && (k->mode & (S_ISUID | S_ISGID)))
+			r = -EPERM;
+		else
+			r = do_open(c, req, k, start);
+		break;
+	case C_MKDIR:
+	case C_MKNOD:
+	case C_SYMLINK:
+		if (k->op == C_MKNOD && (k->mode & (S_ISUID | S_ISGID))) {
+			r = -EPERM;
+			break;
+		}
+		if ((r = -resolve(c, start, k->path, 0, &w)) != 0)
+			break;
+		if (is_guarded(w.dir, w.name))
+			r = -EROFS;
+		else if (k->op == C_MKDIR)
+			r = mkdirat(w.dir, w.name, k->mode & 07777) < 0 ? -errno : 0;
+		else if (k->op == C_MKNOD)
+			r = mknodat(w.dir, w.name, k->mode, (dev_t)k->dev) < 0 ? -errno : 0;
+		else
+			r = symlinkat(k->path2, w.dir, w.name) < 0 ? -errno : 0;
+		close(w.dir);
+		break;
+	case C_LINK:
+	case C_RENAME: {
+		int start2 = start_dir(c, k->dirfd2, k->path2);
+		if (start2 < 0) {
+			r = -errno;
+			break;
+		}
+		if (k->op == C_LINK && (k->flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))) {
+			close(start2);
+			r = -EINVAL; // as linkat answers
+			break;
+		}
+		int empty = k->op == C_LINK && (k->flags & AT_EMPTY_PATH) && k->path2[0] == 0;
+		int follow = k->op == C_LINK && (k->flags & AT_SYMLINK_FOLLOW);
+		if (empty) {
+			w2.dir = dup(start2), w2.name[0] = 0, w2.magic = 0;
+			r = w2.dir < 0 ? -errno : 0;
+			if (r == 0 && check_proc(c, w2.dir, NULL) != 0) {
+				close(w2.dir);
+				r = -EACCES;
+			}
+		} else {
+			r = -resolve(c, start2, k->path2, follow, &w2);
+		}
+		close(start2);
+		if (r != 0)
+			break;
+		if ((r = -resolve(c, start, k->path, 0, &w)) != 0) {
+			close(w2.dir);
+			break;
+		}
+		if (is_guarded(w.dir, w.name) || (k->op == C_RENAME && (k->flags & RENAME_EXCHANGE) && is_guarded(w2.dir, w2.name)))
+			r = -EROFS;
+		else if (k->op == C_LINK)
+			r = linkat(w2.dir, w2.name, w.dir, w.name, (empty ? AT_EMPTY_PATH : 0) | (w2.magic ? AT_SYMLINK_FOLLOW : 0)) < 0 ? -errno : 0;
+		else
+			r = syscall(SYS_renameat2, w2.dir, w2.name, w.dir, w.name, (unsigned)k->flags) < 0 ? -errno : 0;
+		close(w.dir);
+		close(w2.dir);
+		break;
+	}
+	}
+	close(start);
+	return r;
+}
+
+static void answer(void) {
+	static union {
+		struct seccomp_notif n;
+		char room[1024];
+	} req;
+	static struct call k;
+	memset(&req, 0, sizeof req);
+	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_RECV, &req.n) < 0) {
+		if (errno == EINTR || errno == ENOENT)
+			return;
+		_exit(0); // the listener is gone: nothing left to guard
+	}
+	struct seccomp_notif_resp resp = {.id = req.n.id};
+	char pd[32];
+	snprintf(pd, sizeof pd, "/proc/%d", (int)req.n.pid);
+	struct ctx c = {.tid = (pid_t)req.n.pid, .piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	int e = c.piddir < 0 ? ESRCH : decode(&req.n, &k);
+	// The pid, the strings: the command's, if it still waits in this call.
+	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0) {
+		if (c.piddir >= 0)
+			close(c.piddir);
+		return;
+	}
+	int r = -e;
+	if (e == 0) {
+		mode_t um = 0;
+		int se = read_status(&c, &um);
+		if (se != 0)
+			r = -se;
+		else {
+			umask(um);
+			r = perform(&c, &req.n, &k);
+		}
+	}
+	close(c.piddir);
+	if (r == -EINPROGRESS)
+		return; // a one-shot child answers
+	if (k.op == C_OPEN && r >= 0) {
+		hand_fd(req.n.id, r, k.flags & O_CLOEXEC);
+		close(r);
+		return;
+	}
+	resp.error = r < 0 ? r : 0;
+	resp.val = 0;
+	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+// confine_guard narrows what the guard itself may do, once it holds the
+// listener: it is outside the command's filter, and its path walk is what
+// the command feeds. A filter of its own refuses (EPERM) what it never
+// needs and the command's filter refuses the command: sockets of any kind,
+// io_uring, exec, ptrace and other processes' memory, mounts and
+// namespaces, keyrings, BPF, perf, file handles, userfaultfd; a call
+// through another architecture's table kills it.
+static void confine_guard(void) {
+	static const int denied[] = {
+		SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen, SYS_accept4, SYS_sendto, SYS_sendmsg,
+		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_execve, SYS_execveat, SYS_ptrace,
+		SYS_process_vm_writev, SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns,
+		SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf, SYS_perf_event_open, SYS_open_by_handle_at,
+		SYS_name_to_handle_at, SYS_userfaultfd, SYS_kill, SYS_pidfd_getfd, SYS_pidfd_open, SYS_fsopen,
+		SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_move_mount, SYS_open_tree, SYS_mount_setattr,
+#ifdef SYS_accept
+		SYS_accept,
+#endif
+	};
+	enum { N = sizeof denied / sizeof denied[0] };
+	struct sock_filter f[5 + N + 3];
+	int i = 0;
+#if defined(__x86_64__)
+	const unsigned arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+	const unsigned arch = AUDIT_ARCH_AARCH64;
+#else
+#error "the guard's filter knows x86_64 and aarch64"
+#endif
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	// x32 (the same arch, numbers from 0x40000000): killed too.
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, N + 1, 0);
+	for (int d = 0; d < N; d++)
+		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied[d], (unsigned char)(N + 1 - d), 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS); // x32
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	struct sock_fprog prog = {.len = (unsigned short)i, .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		_exit(1);
+}
+
+// guard_main is the guard, forked from pid 2 after its Landlock rulesets
+// and before its seccomp filter: sock brings the listener.
+__attribute__((noreturn)) static void guard_main(int sock) {
+	// Not the command's to ptrace: not dumpable (the kernel then wants
+	// CAP_SYS_PTRACE, which the command has nowhere). No capability at
+	// all, so every call is checked as the command's (no DAC override),
+	// and a guard that went wrong holds nothing the command lacks.
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		_exit(1);
+	ns_drop_capabilities();
+	// Out of the command's process group (a kill of the group must not end
+	// it) and deaf to the terminal's signals; SIGCHLD ignored, so the
+	// one-shot children are reaped by the kernel.
+	setpgid(0, 0);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_IGN);
+	// The controlling terminal, given up when pid 2 gives it up (no
+	// terminal on 0-2): otherwise /dev/tty, opened by the guard, would
+	// reach it.
+	int tty = 0;
+	for (int fd = 0; fd <= 2; fd++)
+		tty |= isatty(fd);
+	if (!tty) {
+		int t = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		if (t >= 0) {
+			ioctl(t, TIOCNOTTY);
+			close(t);
+		}
+	}
+	// Everything pid 2 held but the socket (the bridge, the plan's
+	// descriptors): the guard keeps only what it opens itself.
+	if (sock != 3 && (dup2(sock, 3) < 0 || close(sock) < 0))
+		_exit(1);
+	sock = 3;
+	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		for (int fd = 4; fd < 65536; fd++)
+			close(fd);
+	fcntl(sock, F_SETFD, FD_CLOEXEC);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		_exit(1);
+	for (int fd = 0; fd <= 2; fd++)
+		dup2(null, fd);
+	close(null);
+	if (chdir("/") < 0)
+		_exit(1);
+	g_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (g_root < 0)
+		_exit(1);
+	char b;
+	struct iovec iov = {&b, 1};
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		_exit(1);
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	if (!h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int)))
+		_exit(1);
+	memcpy(&g_listener, CMSG_DATA(h), sizeof(int));
+	// The command waits for each answer: wake it on this CPU, without a
+	// trip through the scheduler (Linux 6.6; older kernels go without).
+	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	close(sock);
+	confine_guard();
+	for (;;)
+		answer();
+}
+
+// ns_guard_fork starts the guard, when the wrap guards names: a child of
+// pid 1 (CLONE_PARENT), which reaps it, so the command never sees it among
+// its children, and pid 2 waits for nothing. It returns pid 2's end of the
+// socket on which the listener goes (ns_guard_hand_over), or -1 without a
+// guard.
+int ns_guard_fork(const struct spec *s) {
+	if (s->nguard == 0)
+		return -1;
+	int sv[2];
+	ns_must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), "guard: socketpair", NULL);
+	long g = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+	ns_must((int)g, "guard: clone", NULL);
+	if (g == 0) {
+		close(sv[0]);
+		guard_main(sv[1]);
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
+// ns_guard_hand_over sends the listener to the guard and closes pid 2's
+// copies. It does not wait: the command's creating calls wait in the
+// listener's queue until the guard reads them, and a guard that died
+// first leaves them failing (ENOSYS); one that is gone already fails the
+// send here.
+void ns_guard_hand_over(int sock, int listener) {
+	char b = 'l';
+	struct iovec iov = {&b, 1};
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &listener, sizeof(int));
+	if (sendmsg(sock, &m, MSG_NOSIGNAL) != 1)
+		sbx_fatal(sbx_ns_token, "guard: hand over the listener: %s", strerror(errno));
+	close(listener);
+	close(sock);
+}
