@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
@@ -58,6 +59,22 @@ func TestBPFPerKey(t *testing.T) {
 	}
 	if len(programs) != len(key.All()) {
 		t.Errorf("%d programs generated, key.All has %d keys", len(programs), len(key.All()))
+	}
+}
+
+// A binary for an architecture without generated programs has none to
+// give: BPF fails, and Available (which both Linux runners' readiness
+// checks) says why.
+func TestNoProgramsForTheArchitecture(t *testing.T) {
+	saved := programs
+	programs = nil
+	defer func() { programs = saved }()
+	err := Available()
+	if err == nil || !strings.Contains(err.Error(), "holds no seccomp programs") || !strings.Contains(err.Error(), "linux/amd64, linux/arm64") {
+		t.Errorf("Available: %v", err)
+	}
+	if p, err := BPF(vocab.Spec{}, Landlock); err == nil || p != "" {
+		t.Errorf("BPF without programs: %q, %v", p, err)
 	}
 }
 
