@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -423,9 +424,20 @@ func (p *Proxy) handler(rp *httputil.ReverseProxy) http.Handler {
 			http.Error(w, "sandbox-local: this is the sandbox's proxy: it forwards absolute http:// URLs and CONNECT only", http.StatusBadRequest)
 			return
 		}
+		if r.Body != nil {
+			// The transport closes the body when the dial is refused;
+			// refuse still drains it (keepOpen), and the server closes
+			// its own body once the handler returns.
+			r.Body = keepOpen{r.Body}
+		}
 		rp.ServeHTTP(w, r)
 	})
 }
+
+// keepOpen is a request body whose Close leaves it readable.
+type keepOpen struct{ io.ReadCloser }
+
+func (keepOpen) Close() error { return nil }
 
 func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *RefusedError
@@ -447,6 +459,15 @@ func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) 
 // closed.
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, re *RefusedError) {
 	body := refusalBody(re)
+	if r.Method != http.MethodConnect && r.Body != nil && !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// A client that did not wait for 100-continue is sending its body
+		// now: read it (bounded) before answering, so that it is not
+		// reset mid-send and misses the 403.
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(lingerTime))
+		io.CopyN(io.Discard, r.Body, lingerBytes)
+		rc.SetReadDeadline(time.Time{})
+	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -463,7 +484,23 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, re *RefusedError)
 	fmt.Fprintf(brw.Writer, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Sandbox-Blocked: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		refusalReason(re), headerSafe(re.Host), len(body), body)
 	brw.Writer.Flush()
+	// A lingering close: the client may still be sending a body the proxy
+	// never reads, and closing with unread data makes the kernel answer
+	// with a reset, which can reach the client before it has read the 403
+	// (curl: "Connection reset by peer", a flaky refusal). So the write side
+	// is closed first, then what still arrives is read and dropped, for at
+	// most lingerTime and lingerBytes.
+	closeWrite(c)
+	c.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, brw, lingerBytes)
 }
+
+// How long, and how much, a refused connection's unread request is
+// drained before it is closed (refuse).
+const (
+	lingerTime  = 2 * time.Second
+	lingerBytes = 64 << 20
+)
 
 // refusalReason is the reason phrase of a refusal.
 func refusalReason(e *RefusedError) string {
@@ -588,6 +625,14 @@ func closeWrite(c net.Conn) {
 type prefixConn struct {
 	net.Conn
 	prefix []byte
+}
+
+// CloseWrite closes the write side where the connection has one.
+func (c *prefixConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
 }
 
 func (c *prefixConn) Read(b []byte) (int, error) {
