@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -395,6 +396,11 @@ func TestLinksInsideADeniedDirectory(t *testing.T) {
 		symlink(t, filepath.Join(home, "clusters", "prod.yaml"), filepath.Join(home, ".kube", "config"))
 		symlink(t, "../dotfiles/ssh/id_ed25519", filepath.Join(home, ".ssh", "id_ed25519"))
 		symlink(t, "/etc/hostname", filepath.Join(home, ".ssh", "hostname"))
+		// A large denied directory walked first (the Azure CLI's logs)
+		// must not use up the budget of the others (red team).
+		for i := range 2100 {
+			write(t, filepath.Join(home, ".azure", "commands", fmt.Sprintf("log-%d", i)), "")
+		}
 		t.Setenv("HOME", home)
 		for _, f := range []string{".kube/config", "clusters/prod.yaml", ".ssh/id_ed25519", "dotfiles/ssh/id_ed25519"} {
 			p := filepath.Join(home, f)

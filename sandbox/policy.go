@@ -499,11 +499,12 @@ func realHome() (string, bool) {
 // the denied directory), and their targets are readable by their own
 // names under both runners (red team). So the targets of the links found
 // in each denied directory are denied too. The walk is bounded: at most
-// maxLinkWalkDepth levels below each denied directory and
-// maxLinkWalkEntries entries in all per wrap (docs/policy.md).
+// maxLinkWalkDepth levels and maxLinkWalkEntries entries below each denied
+// directory (docs/policy.md). Each directory has a budget of its own: a
+// large one (a cloud tool's logs) must not use up another's.
 const (
 	maxLinkWalkDepth   = 3
-	maxLinkWalkEntries = 2048
+	maxLinkWalkEntries = 1024
 )
 
 // deniedLinkTargets adds to deny the real path of every symlink found in
@@ -517,7 +518,7 @@ func deniedLinkTargets(deny *pathList, denyDirs, writable []string) {
 	if !ok {
 		return
 	}
-	budget := maxLinkWalkEntries
+	var budget int
 	roots := slices.Clone(deny.list)
 	target := func(real string) bool {
 		if real == home || !within(real, home) || underAny(real, roots) {
@@ -550,9 +551,8 @@ func deniedLinkTargets(deny *pathList, denyDirs, writable []string) {
 		}
 	}
 	for _, d := range denyDirs {
-		if budget > 0 {
-			walk(d, 1)
-		}
+		budget = maxLinkWalkEntries
+		walk(d, 1)
 	}
 }
 
