@@ -205,10 +205,18 @@ func TestHooksPathFromTheUsersGitConfig(t *testing.T) {
 		if s.traits().enforcesReadOnly {
 			wantOK(t, "control: without the setting, .githooks is writable", s.tool(s.policy(), "append", filepath.Join(hooks, "pre-commit")))
 		}
-		for _, where := range []string{".gitconfig", ".config/git/config"} {
+		for where, text := range map[string]string{
+			".gitconfig":         "[core]\n\thooksPath = .githooks\n",
+			".config/git/config": "[core]\n\thooksPath = .githooks\n",
+			// As git reads it (red team): a comment after the value, a
+			// byte-order mark, a line continued.
+			".gitconfig, a comment": "[core]\n\thooksPath = .githooks  ; the team hooks\n",
+			".gitconfig, a BOM":     "\ufeff[core]\n\thooksPath = .githooks\n",
+			".gitconfig, continued": "[core]\n\thooksPath = .git\\\nhooks\n",
+		} {
 			t.Run(where, func(t *testing.T) {
-				cfg := filepath.Join(home, where)
-				write(t, cfg, "[core]\n\thooksPath = .githooks\n")
+				cfg := filepath.Join(home, strings.SplitN(where, ",", 2)[0])
+				write(t, cfg, text)
 				defer os.Remove(cfg)
 				w := s.wrap(s.policy(), "true")
 				if !s.traits().enforcesReadOnly {
@@ -225,3 +233,36 @@ func TestHooksPathFromTheUsersGitConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestConfigProgramsGitReads: a worktree's config.worktree (read when the
+// repository enables extensions.worktreeConfig, as git sparse-checkout
+// does) and a pager.<command> naming a worktree script are what git runs
+// on the user's next command; both are protected like core.hooksPath (red
+// team). Control: the rest of the worktree stays writable.
+func TestConfigProgramsGitReads(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		gitRepo(t, s.ws)
+		git(t, s.ws, "config", "extensions.worktreeConfig", "true")
+		git(t, s.ws, "config", "pager.log", "./tools/pager.sh")
+		write(t, filepath.Join(s.ws, ".git", "config.worktree"), "[core]\n\thooksPath = .wthooks\n")
+		write(t, filepath.Join(s.ws, ".wthooks", "pre-commit"), "#!/bin/sh\nexit 0\n")
+		write(t, filepath.Join(s.ws, "tools", "pager.sh"), "#!/bin/sh\ncat\n")
+		w := s.wrap(s.policy(), "true")
+		for _, p := range []string{".wthooks", "tools/pager.sh"} {
+			full := filepath.Join(s.ws, p)
+			if !s.traits().enforcesReadOnly {
+				if gapNaming(w, full) == "" {
+					t.Errorf("no gap names %s: %v", full, w.Gaps)
+				}
+				continue
+			}
+			target := full
+			if p == ".wthooks" {
+				target = filepath.Join(full, "pre-commit")
+			}
+			wantDenied(t, "rewrite "+p, s.tool(s.policy(), "append", target))
+		}
+		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "notes")))
+	})
+}
+

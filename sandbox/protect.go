@@ -215,12 +215,14 @@ func gitProtected(fsys fileSystem, root string, roots []string, hooks *[]string)
 			out = append(out, surfaceOf(fsys, gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
 			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0, hooks)...)
+			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config.worktree"), 0, hooks)...)
 			out = append(out, userConfigTargets(fsys, root, hooks)...)
 		}
 		return hooksOf(out, hooks)
 	case fi.IsDir():
 		out := surfaceOf(fsys, dotgit)
 		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0, hooks)...)
+		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config.worktree"), 0, hooks)...)
 		out = append(out, userConfigTargets(fsys, root, hooks)...)
 		budget := maxGitDirs
 		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
@@ -428,23 +430,76 @@ func within(p, root string) bool {
 // hooks inside the worktree, relative to its top) and the files of
 // include.path / includeIf.*.path (relative to the including file), followed
 // to a small depth. Protecting the config file alone would leave those
-// writable.
+// writable. Every file is read once per call, and at most maxConfigFiles
+// of them: a config that includes itself many times (under a condition
+// that never holds, so git does not mind) would otherwise make Wrap read
+// exponentially many.
 func configTargets(fsys fileSystem, worktree, config string, depth int, hooks *[]string) []string {
-	if depth > 4 {
+	r := configReader{fsys: fsys, worktree: worktree, hooks: hooks, seen: map[string]bool{}}
+	return r.read(config, depth)
+}
+
+// maxConfigFiles bounds the git config files one configTargets call reads.
+const maxConfigFiles = 32
+
+type configReader struct {
+	fsys     fileSystem
+	worktree string
+	hooks    *[]string
+	seen     map[string]bool
+}
+
+func (r *configReader) read(config string, depth int) []string {
+	if depth > 4 || r.seen[config] || len(r.seen) >= maxConfigFiles {
 		return nil
 	}
-	fi, err := fsys.Lstat(config)
+	r.seen[config] = true
+	fi, err := r.fsys.Lstat(config)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
 		return nil
 	}
-	b, err := fsys.ReadFile(config)
+	b, err := r.fsys.ReadFile(config)
 	if err != nil {
 		return nil
 	}
 	var out []string
+	for _, e := range parseGitConfig(string(b)) {
+		switch {
+		case e.section == "core" && e.key == "hookspath":
+			h := resolveGitPath(e.value, r.worktree)
+			*r.hooks = append(*r.hooks, h)
+			out = append(out, h)
+			out = append(out, huskyTargets(r.fsys, r.worktree, h, r.hooks)...)
+		case commandKey(e.section, e.key):
+			if prog := programPath(e.value, r.worktree); prog != "" {
+				out = append(out, prog)
+			}
+		case (e.section == "include" || e.section == "includeif") && e.key == "path":
+			inc := resolveGitPath(e.value, filepath.Dir(config))
+			out = append(out, inc)
+			out = append(out, r.read(inc, depth+1)...)
+		}
+	}
+	return out
+}
+
+// gitConfigEntry is one key = value of a git config: section lowercased
+// (its subsection dropped), key lowercased, value as git reads it.
+type gitConfigEntry struct{ section, key, value string }
+
+// parseGitConfig reads a git config as git does, for what Wrap needs: a
+// byte-order mark, comments (# and ;) at the start of a line or after a
+// value outside quotes, quoted parts of a value (where # and ; are
+// text), the escapes \" \\ \n \t \b, and a backslash that continues the
+// value on the next line. Section headers are [section], [section
+// "subsection"] and [section.subsection]; a key = value may follow a
+// header on its line. A key with no value (a boolean) is skipped.
+func parseGitConfig(text string) []gitConfigEntry {
+	lines := strings.Split(strings.TrimPrefix(text, "\ufeff"), "\n")
+	var out []gitConfigEntry
 	section := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue
 		}
@@ -454,38 +509,77 @@ func configTargets(fsys fileSystem, worktree, config string, depth int, hooks *[
 				continue
 			}
 			name, _, _ := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			name, _, _ = strings.Cut(name, ".")
 			section = strings.ToLower(name)
 			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
+			if line == "" || line[0] == '#' || line[0] == ';' {
 				continue
 			}
 		}
-		key, value, ok := strings.Cut(line, "=")
+		key, raw, ok := strings.Cut(line, "=")
 		if !ok {
 			continue
 		}
-		key = strings.ToLower(strings.TrimSpace(key))
-		value = strings.Trim(strings.TrimSpace(value), `"`)
-		if value == "" || strings.IndexByte(value, 0) >= 0 {
+		// A value ending in a lone backslash goes on on the next line.
+		for strings.HasSuffix(raw, "\\") && !strings.HasSuffix(raw, "\\\\") && i+1 < len(lines) {
+			i++
+			raw = raw[:len(raw)-1] + lines[i]
+		}
+		value, ok := gitConfigValue(raw)
+		if !ok || value == "" || strings.IndexByte(value, 0) >= 0 {
 			continue
 		}
-		switch {
-		case section == "core" && key == "hookspath":
-			h := resolveGitPath(value, worktree)
-			*hooks = append(*hooks, h)
-			out = append(out, h)
-			out = append(out, huskyTargets(fsys, worktree, h, hooks)...)
-		case commandKey(section, key):
-			if prog := programPath(value, worktree); prog != "" {
-				out = append(out, prog)
-			}
-		case (section == "include" || section == "includeif") && key == "path":
-			inc := resolveGitPath(value, filepath.Dir(config))
-			out = append(out, inc)
-			out = append(out, configTargets(fsys, worktree, inc, depth+1, hooks)...)
-		}
+		out = append(out, gitConfigEntry{section, strings.ToLower(strings.TrimSpace(key)), value})
 	}
 	return out
+}
+
+// gitConfigValue is the value git reads from the text after "=": quotes
+// removed (their content kept as it is), escapes undone, a comment outside
+// quotes dropped, surrounding blanks trimmed (those inside quotes kept).
+func gitConfigValue(raw string) (string, bool) {
+	var b strings.Builder
+	quoted := false
+	pending := "" // blanks outside quotes, written only if text follows
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(raw) {
+				return "", false
+			}
+			i++
+			b.WriteString(pending)
+			pending = ""
+			switch raw[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'b':
+				b.WriteByte('\b')
+			case '"', '\\':
+				b.WriteByte(raw[i])
+			default:
+				return "", false // git refuses an unknown escape
+			}
+		case c == '"':
+			b.WriteString(pending)
+			pending = ""
+			quoted = !quoted
+		case !quoted && (c == '#' || c == ';'):
+			return strings.TrimSpace(b.String()), !quoted
+		case !quoted && (c == ' ' || c == '\t'):
+			if b.Len() > 0 {
+				pending += string(c)
+			}
+		default:
+			b.WriteString(pending)
+			pending = ""
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), !quoted
 }
 
 // userConfigTargets is configTargets for the git configs outside the
@@ -724,10 +818,12 @@ func (w *linkWalk) truncated(top string) {
 // inside a writable root, is protected like a hook.
 func commandKey(section, key string) bool {
 	switch section + "." + key {
-	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "core.askpass",
+	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "core.askpass", "core.gitproxy",
 		"sequence.editor", "diff.external", "diff.textconv", "diff.command", "gpg.program",
 		"filter.clean", "filter.smudge", "filter.process", "merge.driver", "credential.helper",
-		"alias." + key:
+		"interactive.difffilter", "difftool.cmd", "mergetool.cmd", "browser.cmd", "web.browser",
+		"man.cmd", "sendemail.sendmailcmd", "sendemail.smtpserver", "uploadpack.packobjectshook",
+		"remote.uploadpack", "remote.receivepack", "alias." + key, "pager." + key:
 		return true
 	}
 	return false

@@ -303,3 +303,59 @@ func TestToolConfigsWhereTheyExist(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestParseGitConfig: values as git reads them, where Wrap's first reader
+// kept a trailing comment, a byte-order mark or a continued line as part
+// of a path (red team: the real hooks path stayed writable).
+func TestParseGitConfig(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []gitConfigEntry
+	}{
+		{"plain", "[core]\n\thooksPath = .githooks\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"comment after the value", "[core]\n\thooksPath = .githooks  ; the team hooks\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"hash comment", "[core]\nhooksPath = .githooks # x\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"quoted then comment", "[core]\nhooksPath = \".githooks\" # x\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"hash inside quotes", "[core]\nhooksPath = \"a#b;c\"\n", []gitConfigEntry{{"core", "hookspath", "a#b;c"}}},
+		{"byte-order mark", "\ufeff[core]\nhooksPath = .githooks\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"continued line", "[core]\nhooksPath = .git\\\nhooks\n", []gitConfigEntry{{"core", "hookspath", ".githooks"}}},
+		{"escapes", "[core]\nhooksPath = \"a\\\\b\\\"c\"\n", []gitConfigEntry{{"core", "hookspath", `a\b"c`}}},
+		{"subsection", "[pager \"log\"]\n[pager]\n\tlog = ./tools/pager.sh\n", []gitConfigEntry{{"pager", "log", "./tools/pager.sh"}}},
+		{"dotted subsection", "[includeIf.gitdir:/x/]\npath = other\n", []gitConfigEntry{{"includeif", "path", "other"}}},
+		{"key after the header", "[core] hooksPath = h\n", []gitConfigEntry{{"core", "hookspath", "h"}}},
+		{"CRLF", "[core]\r\nhooksPath = h\r\n", []gitConfigEntry{{"core", "hookspath", "h"}}},
+		{"boolean and comments skipped", "# c\n; c\n[core]\n\tbare\n", nil},
+		{"unknown escape refused", "[core]\nhooksPath = a\\qb\n", nil},
+		{"open quote refused", "[core]\nhooksPath = \"a\n", nil},
+	}
+	for _, c := range cases {
+		if got := parseGitConfig(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestConfigIncludeBomb: a config that includes itself many times under
+// a condition that never holds is read once, not exponentially often (red
+// team: every later Wrap hung, then ran out of memory).
+func TestConfigIncludeBomb(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	os.WriteFile(cfg, []byte("[core]\n"+strings.Repeat("[includeIf \"gitdir:/nonexistent/\"]\n\tpath = config\n", 60)), 0o644)
+	counting := &countingFS{fileSystem: osFS{}}
+	var hooks []string
+	configTargets(counting, dir, cfg, 0, &hooks)
+	if counting.reads > maxConfigFiles {
+		t.Errorf("%d config reads, want at most %d", counting.reads, maxConfigFiles)
+	}
+}
+
+type countingFS struct {
+	fileSystem
+	reads int
+}
+
+func (c *countingFS) ReadFile(n string) ([]byte, error) {
+	c.reads++
+	return c.fileSystem.ReadFile(n)
+}
