@@ -265,4 +265,3 @@ func TestConfigProgramsGitReads(t *testing.T) {
 		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "notes")))
 	})
 }
-
