@@ -411,3 +411,33 @@ func TestLinksInsideADeniedDirectory(t *testing.T) {
 		wantOK(t, "read /etc/hostname, a link's target outside the home directory", s.tool(s.policy(), "read", "/etc/hostname"))
 	})
 }
+
+// TestCredentialsWhereTheEnvironmentPutsThem: with XDG_CONFIG_HOME set,
+// git keeps its credential store and gh its hosts there; a service
+// account key is wherever GOOGLE_APPLICATION_CREDENTIALS says, and a
+// kubeconfig wherever KUBECONFIG lists it. Each was readable (red team);
+// the variables themselves are withheld already. A file beside them stays
+// readable (the control), and each reads unconfined.
+func TestCredentialsWhereTheEnvironmentPutsThem(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		home := filepath.Join(s.base, "home")
+		xdg := filepath.Join(home, ".xdgconfig")
+		secrets := []string{
+			filepath.Join(xdg, "git", "credentials"), filepath.Join(xdg, "gh", "hosts.yml"),
+			filepath.Join(home, "keys", "sa.json"), filepath.Join(home, "clusters", "a.yaml"), filepath.Join(home, "clusters", "b.yaml"),
+		}
+		for _, p := range secrets {
+			write(t, p, "secret\n")
+		}
+		write(t, filepath.Join(home, "keys", "README"), "not a key\n")
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", xdg)
+		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", secrets[2])
+		t.Setenv("KUBECONFIG", secrets[3]+string(os.PathListSeparator)+secrets[4])
+		for _, p := range secrets {
+			wantOK(t, "control: read "+p+" unconfined", hostTool(t, "read", p))
+			wantDenied(t, "read "+p, s.tool(s.policy(), "read", p), "EACCES", "ENOENT")
+		}
+		wantOK(t, "read a file beside a denied key", s.tool(s.policy(), "read", filepath.Join(home, "keys", "README")))
+	})
+}

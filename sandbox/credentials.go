@@ -1,6 +1,10 @@
 package sandbox
 
-import "path/filepath"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
 
 // credentialPaths are the places, relative to the home directory, where
 // tools keep what authenticates the user: keys, tokens, cookies, password
@@ -38,6 +42,9 @@ var credentialPaths = []string{
 	".password-store", ".local/share/keyrings", ".config/op",
 	// Browser profiles (cookies, saved passwords).
 	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge", ".thunderbird",
+	// Deploy and hosting tools, error trackers, CI.
+	".pulumi/credentials.json", ".config/configstore/firebase-tools.json", ".local/share/com.vercel.cli",
+	".config/netlify", ".netlify", ".wrangler", ".config/.wrangler", ".config/stripe", ".sentryclirc", ".circleci/cli.yml",
 	// Other agents' and assistants' tokens.
 	".codex/auth.json", ".claude/.credentials.json", ".gemini/oauth_creds.json", ".config/github-copilot",
 }
@@ -54,11 +61,44 @@ func DefaultDenyRead() []string {
 	if !ok {
 		return nil
 	}
-	out := make([]string, len(credentialPaths))
-	for i, p := range credentialPaths {
-		out[i] = filepath.Join(home, p)
+	out := make([]string, 0, len(credentialPaths)+8)
+	for _, p := range credentialPaths {
+		out = append(out, filepath.Join(home, p))
+		// The same store where the XDG variables move a tool's files.
+		for _, x := range xdgDirs {
+			if rest, ok := strings.CutPrefix(p, x.under+"/"); ok {
+				if dir := os.Getenv(x.env); filepath.IsAbs(dir) && filepath.Clean(dir) != filepath.Join(home, x.under) {
+					out = append(out, filepath.Join(dir, rest))
+				}
+			}
+		}
+	}
+	// Stores the caller's environment names elsewhere.
+	for _, v := range credentialVars {
+		for _, p := range filepath.SplitList(os.Getenv(v)) {
+			if filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
 	}
 	return out
+}
+
+// xdgDirs are the XDG base directories a credential path may lie under:
+// with the variable set, the tool keeps the same store there instead
+// (git's credentials and gh's hosts under $XDG_CONFIG_HOME, red team).
+var xdgDirs = []struct{ env, under string }{
+	{"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}, {"XDG_DATA_HOME", ".local/share"},
+}
+
+// credentialVars name a credential file or directory a tool uses instead
+// of its default place (a list, for KUBECONFIG): what they name is denied
+// too. The variables themselves are withheld from the command by the
+// environment rule; the files they name were still readable (red team).
+var credentialVars = []string{
+	"GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "KUBECONFIG", "AWS_SHARED_CREDENTIALS_FILE",
+	"AWS_CONFIG_FILE", "AZURE_CONFIG_DIR", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR",
+	"PASSWORD_STORE_DIR", "NPM_CONFIG_USERCONFIG", "NETRC", "VAULT_TOKEN_FILE",
 }
 
 // defaultDenied is DefaultDenyRead without what allow releases and without
