@@ -30,6 +30,8 @@ var toolConfigs = []struct{ name, why string }{
 	{".envrc", "direnv runs it on entering the directory"},
 	{"mise.toml", "mise runs its hooks and env scripts on entering the directory"},
 	{".mise.toml", "the same, hidden"},
+	{"mise.local.toml", "the same, the local override"},
+	{".mise.local.toml", "the same, hidden"},
 	// Package managers and build tools pointed at a program.
 	{".npmrc", "npm's script-shell and node-options run a program of the file's choosing"},
 	{".yarnrc", "yarn-path replaces yarn itself"},
@@ -37,6 +39,11 @@ var toolConfigs = []struct{ name, why string }{
 	{".cargo/config.toml", "build.rustc-wrapper, target runners and aliases"},
 	{".cargo/config", "the same, older name"},
 	{".pre-commit-config.yaml", "pre-commit runs the hooks it lists on every commit"},
+	{"lefthook.yml", "lefthook runs the commands it lists from the git hooks it installs"},
+	{"lefthook.yaml", "the same"},
+	{".lefthook.yml", "the same, hidden"},
+	{"lefthook-local.yml", "the same, the local override"},
+	{"bunfig.toml", "bun runs its preload scripts on every bun run and test"},
 }
 
 // DefaultToolConfigs returns the names, relative to each writable root,
