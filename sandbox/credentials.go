@@ -53,7 +53,10 @@ var credentialPaths = []string{
 // Policy.DenyRead, unless Policy.AllowRead releases them: the credential
 // stores under the home directory (see credentialPaths in this file for
 // the list and why), whether they exist or not (one made during the run
-// stays unreadable too). A default that is the workspace or a writable
+// stays unreadable too); the same stores below $XDG_CONFIG_HOME,
+// $XDG_CACHE_HOME and $XDG_DATA_HOME when this process's environment sets
+// them elsewhere; and what the credential variables of this process's
+// environment name (credentialVars). A default that is the workspace or a writable
 // root, or contains one, is not applied: the caller chose to work there.
 // Without a home directory there are none.
 func DefaultDenyRead() []string {
