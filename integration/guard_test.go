@@ -317,6 +317,16 @@ func guardPid(t *testing.T, launcher int) int {
 	return 0
 }
 
+// TestGuardFIFOKeepsTheCommandsFlags: a FIFO open that must block is made
+// by a one-shot child of the guard; the descriptor the command gets is
+// close-on-exec only if it asked for that (red team: it always was). The
+// control is the same open unconfined.
+func TestGuardFIFOKeepsTheCommandsFlags(t *testing.T) {
+	s, pol := guardWorld(t)
+	wantOK(t, "control: unconfined", hostTool(t, "fifo-fd-flags", filepath.Join(s.base, "fifo")))
+	wantOK(t, "through the guard", s.tool(pol, "fifo-fd-flags", filepath.Join(s.ws, "fifo")))
+}
+
 // TestGuardSignalsDoNotRepeatCalls: a call the guard has read is not
 // restarted by a signal (the filter is loaded with WAIT_KILLABLE_RECV):
 // otherwise it would be made twice, and a fresh mkdir would answer EEXIST.
@@ -492,6 +502,26 @@ func guardVerb(args []string) (string, bool) {
 		return result(err), true
 	case "seccomp-listener":
 		return result(newListener()), true
+	case "fifo-fd-flags": // fifo-fd-flags PATH: a blocking O_CREAT open of a FIFO, without O_CLOEXEC; "cloexec" if it came back so
+		if err := unix.Mkfifo(arg(1), 0o600); err != nil {
+			return result(err), true
+		}
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			if fd, err := unix.Open(arg(1), unix.O_RDONLY, 0); err == nil {
+				time.Sleep(time.Second)
+				unix.Close(fd)
+			}
+		}()
+		fd, err := unix.Open(arg(1), unix.O_WRONLY|unix.O_CREAT, 0o600)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC != 0 {
+			return "cloexec", true
+		}
+		return "ok", true
 	case "kill-guard": // kill-guard GUARDED PLAIN READY: kill the guard, say READY, wait for it gone, create both, then a listener
 		pids := otherPids()
 		if len(pids) == 0 {

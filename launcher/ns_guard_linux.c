@@ -545,8 +545,9 @@ static void hand_fd(unsigned long long id, int fd, int cloexec) {
 }
 
 // open_blocking makes an open that must block (a FIFO without its other
-// end) in a one-shot child, which answers the notification itself.
-static void open_blocking(const struct seccomp_notif *req, int dir, const char *name, int flags, unsigned mode) {
+// end) in a one-shot child, which answers the notification itself; the
+// descriptor is close-on-exec in the command only if it asked (cloexec).
+static void open_blocking(const struct seccomp_notif *req, int dir, const char *name, int flags, unsigned mode, int cloexec) {
 	pid_t child = fork();
 	if (child != 0) {
 		if (child < 0) {
@@ -561,7 +562,7 @@ static void open_blocking(const struct seccomp_notif *req, int dir, const char *
 		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
 		_exit(0);
 	}
-	hand_fd(req->id, fd, flags & O_CLOEXEC);
+	hand_fd(req->id, fd, cloexec);
 	_exit(0);
 }
 
@@ -597,14 +598,14 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 		struct stat st;
 		if (fd < 0 && e == ENXIO && blocking) {
 			// A FIFO opened for writing with no reader yet: the open must wait.
-			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777);
+			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777, k->flags & O_CLOEXEC);
 			close(w.dir);
 			return -EINPROGRESS;
 		}
 		if (fd >= 0 && blocking && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && (k->flags & O_ACCMODE) == O_RDONLY) {
 			// A FIFO opened for reading waits for a writer.
 			close(fd);
-			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777);
+			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777, k->flags & O_CLOEXEC);
 			close(w.dir);
 			return -EINPROGRESS;
 		}
