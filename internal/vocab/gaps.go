@@ -94,8 +94,9 @@ func LandlockKernelGaps(abi int, s Spec) []Gap {
 	return gaps
 }
 
-// linkAbove returns the first existing symlink strictly between the
-// deepest writable root holding p and p itself, or "".
+// linkAbove returns the first existing symlink, or other non-directory,
+// strictly between the deepest writable root holding p and p itself, or
+// "".
 func linkAbove(p string, roots []string, lstat func(string) (fs.FileInfo, error)) string {
 	root := ""
 	for _, r := range roots {
@@ -115,7 +116,7 @@ func linkAbove(p string, roots []string, lstat func(string) (fs.FileInfo, error)
 		if err != nil {
 			return ""
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
+		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
 			return at
 		}
 	}
@@ -220,9 +221,15 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 		}
 	}
 	for _, g := range s.Guarded {
-		if link := linkAbove(g, s.Writable, lstat); link != "" {
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, link)})
+		above := linkAbove(g, s.Writable, lstat)
+		if above == "" {
+			continue
 		}
+		if fi, err := lstat(above); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s cannot exist while %s is not a directory: the guard does not cover it, so the command can replace %s with a directory holding it", g, above, above)})
+			continue
+		}
+		gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, above)})
 	}
 	for _, d := range s.DenyRead {
 		if !under(d, s.Writable) {

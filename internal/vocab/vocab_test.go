@@ -326,3 +326,25 @@ func (f fakeInfo) Mode() fs.FileMode  { return f.mode }
 func (f fakeInfo) ModTime() time.Time { return time.Time{} }
 func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
 func (f fakeInfo) Sys() any           { return nil }
+
+// TestGuardedBelowAFile: a guarded name below something that exists but
+// is no directory (a .cargo file) is no guarded name at all: the guard
+// does not cover it, and the report says so (red team).
+func TestGuardedBelowAFile(t *testing.T) {
+	s := Spec{Writable: []string{"/ws"}, Guarded: []string{"/ws/.cargo/config.toml"}}
+	lstat := func(p string) (fs.FileInfo, error) {
+		if p == "/ws/.cargo" {
+			return fakeFile{}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	gaps := NamespaceGaps(s, 7, lstat)
+	if len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "/ws/.cargo is not a directory") {
+		t.Errorf("gaps %v, want the one naming /ws/.cargo", gaps)
+	}
+}
+
+type fakeFile struct{ fs.FileInfo }
+
+func (fakeFile) Mode() fs.FileMode { return 0o644 }
+func (fakeFile) IsDir() bool       { return false }
