@@ -81,7 +81,19 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 		{"an absent .vscode by rename", []string{"/bin/sh", "-c", "mkdir sub/v && exec " + self(t) + " " + toolArg + " rename sub/v .vscode"}, filepath.Join(s.ws, ".vscode")},
 		{"the absent parent of .cargo/config.toml", []string{self(t), toolArg, "mkdir", filepath.Join(s.ws, ".cargo")}, filepath.Join(s.ws, ".cargo")},
 	}
+	// O_TMPFILE needs the file system's support (fuse-overlayfs in the
+	// container matrix has none): without it those cases cannot start.
+	tmpfileOK := true
+	if fd, err := unix.Open(s.ws, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600); err == nil {
+		unix.Close(fd)
+	} else {
+		tmpfileOK = false
+		t.Logf("this file system has no O_TMPFILE (%v): the O_TMPFILE cases cannot start here", err)
+	}
 	for _, d := range denials {
+		if !tmpfileOK && strings.Contains(d.what, "O_TMPFILE") {
+			continue
+		}
 		r := s.run(pol, d.argv...)
 		if got := strings.TrimSpace(r.stdout); got != "EROFS" {
 			t.Errorf("%s: got %q (exit %d, stderr %q), want EROFS", d.what, got, r.code, r.stderr)
@@ -120,9 +132,15 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 		{"create", "0755", filepath.Join(s.ws, "exec")},
 		{"tmpfile-link", filepath.Join(s.ws, ".git"), filepath.Join(s.ws, ".git/from-tmpfile")},
 	} {
+		if !tmpfileOK && c[0] == "tmpfile-link" {
+			continue
+		}
 		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
 	}
 	for _, p := range []string{"renamed", ".git/not-commondir", ".git/dir", "sym", "hard", ".git/hard", ".git/at-name", "through-proc", "sub/.envrc", "exec", ".git/from-tmpfile"} {
+		if !tmpfileOK && p == ".git/from-tmpfile" {
+			continue
+		}
 		if _, err := os.Lstat(filepath.Join(s.ws, p)); err != nil {
 			t.Errorf("control: %s was not created: %v", p, err)
 		}

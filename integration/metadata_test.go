@@ -366,6 +366,8 @@ func TestFileSetattrConfined(t *testing.T) {
 		switch r := hostTool(t, "file-setattr", outside); r {
 		case "ENOSYS":
 			t.Skip("this kernel has no file_setattr (Linux 6.17)")
+		case "ENOTSUP", "EOPNOTSUPP":
+			t.Skip("this file system keeps no inode flags (fuse-overlayfs in the container matrix): file_setattr cannot start here")
 		case "ok":
 			exec.Command("chattr", "-d", outside).Run()
 		default:
