@@ -72,14 +72,7 @@ func TestLeftBehindProcessesDoNotRunOn(t *testing.T) {
 // waitForFile waits up to 20 seconds for p to exist, failing with why.
 func waitForFile(t *testing.T, p, why string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(why)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(p, 20*time.Second) {
+		t.Fatal(why)
 	}
 }

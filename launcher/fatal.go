@@ -19,10 +19,17 @@ func fatal(name, token string, format string, args ...any) {
 // fatal line is then unsigned, and Classify never takes it for a runner
 // failure.
 func takeToken() string {
-	t := os.Getenv(vocab.TokenEnv)
+	t := peekToken()
 	os.Unsetenv(vocab.TokenEnv)
-	if !vocab.ValidToken(t) {
-		return ""
-	}
 	return t
+}
+
+// peekToken is the wrap token, left in the environment (the landlock Go
+// chain's relay and supervisor sign their fatal lines with it and pass it
+// on to the launcher, which takes it); "" when missing or invalid.
+func peekToken() string {
+	if t := os.Getenv(vocab.TokenEnv); vocab.ValidToken(t) {
+		return t
+	}
+	return ""
 }

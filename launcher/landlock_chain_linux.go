@@ -103,15 +103,6 @@ func supervisorSocket() int {
 	return -1
 }
 
-// peekToken is the wrap token for the relay's and the supervisor's fatal
-// lines, left in the environment for the launcher (which removes it).
-func peekToken() string {
-	if t := os.Getenv(vocab.TokenEnv); vocab.ValidToken(t) {
-		return t
-	}
-	return ""
-}
-
 // startStage starts the next stage of the chain: this binary again, as
 // argv[0] stage with the launcher's arguments, the same stdio (a closed one
 // stays closed), files from descriptor 3 on.

@@ -23,12 +23,14 @@ package launcher
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"golang.org/x/sys/unix"
 )
 
@@ -191,25 +193,22 @@ func (m *metaServer) metaFor(req *seccompNotif) unix.Errno {
 
 func (m *metaServer) beneath(path string) bool {
 	for _, r := range m.roots {
-		if r == "/" || path == r || strings.HasPrefix(path, r+"/") {
+		if vocab.Within(path, r) {
 			return true
 		}
 	}
 	return false
 }
 
+// errnoOf is err's errno (unwrapping os errors), 0 for nil, EIO for an
+// error that carries none.
 func errnoOf(err error) unix.Errno {
 	if err == nil {
 		return 0
 	}
-	if e, ok := err.(unix.Errno); ok {
+	var e unix.Errno
+	if errors.As(err, &e) {
 		return e
-	}
-	if pe, ok := err.(*os.PathError); ok {
-		return errnoOf(pe.Err)
-	}
-	if se, ok := err.(*os.SyscallError); ok {
-		return errnoOf(se.Err)
 	}
 	return unix.EIO
 }
