@@ -4,7 +4,7 @@
 // Go floor and to bwrap, the quartiles around them (the spread), and the
 // peak RSS of the launcher process.
 //
-//	go run ./scripts/benchcmp [-rounds 200] [-only true]
+//	go run ./scripts/benchcmp [-rounds 200] [-only true] [-variants landlock,floor]
 //
 // Variants: no sandbox; a floor Go binary that only execs; landlock and
 // namespaces through the library (Wrap, spawn, wait, Cleanup), with
@@ -42,14 +42,15 @@ func main() {
 	}
 	rounds := flag.Int("rounds", 200, "rounds per command")
 	only := flag.String("only", "", "run only the commands whose name starts with this (true, sh, git)")
+	names := flag.String("variants", "", "run only these variants, comma-separated (landlock,namespaces); empty: all")
 	flag.Parse()
-	if err := run(*rounds, *only); err != nil {
+	if err := run(*rounds, *only, *names); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcmp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int, only string) error {
+func run(rounds int, only, names string) error {
 	dir, err := os.MkdirTemp("/var/tmp", "benchcmp-")
 	if err != nil {
 		return err
@@ -114,9 +115,19 @@ func run(rounds int, only string) error {
 			return timed(exec.Command(bwrap, args...), ws)
 		}})
 	}
+	if names != "" {
+		keep := strings.Split(names, ",")
+		variants = slices.DeleteFunc(variants, func(v variant) bool { return !slices.Contains(keep, v.name) })
+		if len(variants) == 0 {
+			return fmt.Errorf("no variant named in -variants %q", names)
+		}
+	}
 	commands := [][]string{{"/bin/true"}, {"/bin/sh", "-c", "exit 0"}, {"git", "status", "--short"}}
-	if err := peakRSS(dir, ws, floor, pol); err != nil {
-		fmt.Fprintln(os.Stderr, "benchcmp: peak RSS:", err)
+	// A selection (scripts/launchphases traces one) spawns nothing else.
+	if names == "" {
+		if err := peakRSS(dir, ws, floor, pol); err != nil {
+			fmt.Fprintln(os.Stderr, "benchcmp: peak RSS:", err)
+		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "command\tvariant\tmedian\tp25-p75\tvs floor\tvs bwrap\t\n")
