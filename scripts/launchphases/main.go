@@ -4,7 +4,7 @@
 // the spawn of the launcher to the exit of its last process, and prints the
 // steps every launch shares with the median time from one to the next.
 //
-//	go run ./scripts/launchphases [-variant landlock] [-rounds 100]
+//	go run ./scripts/launchphases [-variant landlock] [-rounds 100] [-extra TRACEPOINT,...]
 //
 // It needs perf (apt-get install linux-perf) and root (or a low
 // kernel.perf_event_paranoid). Each step is "process: event": the launch's
@@ -39,7 +39,11 @@ var events = []string{
 func main() {
 	variant := flag.String("variant", "landlock", "the benchcmp variant to trace (landlock, namespaces, floor, bwrap, ...)")
 	rounds := flag.Int("rounds", 100, "launches to trace")
+	extra := flag.String("extra", "", "more tracepoints, comma-separated (syscalls:sys_enter_exit_group,...)")
 	flag.Parse()
+	if *extra != "" {
+		events = append(events, strings.Split(*extra, ",")...)
+	}
 	if err := run(*variant, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "launchphases:", err)
 		os.Exit(1)
