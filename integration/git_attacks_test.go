@@ -353,3 +353,44 @@ func TestPlantedFIFONeverHoldsTheNextWrap(t *testing.T) {
 		}
 	})
 }
+
+// TestRootCannotBecomeAGitDirectory (red team): git looks at a directory's
+// .git first and, when that is no repository, at the directory itself. A
+// command that breaks .git (a corrupt .git/HEAD; .git/hooks and
+// .git/config stay read-only) and writes HEAD, objects/, refs/ and a
+// config at the workspace's root would make the root the repository the
+// user's next git status reads, config and core.fsmonitor included. HEAD
+// at the root is guarded under namespaces (sandbox.DefaultToolConfigs):
+// creating it fails with EROFS and git finds no repository there. The
+// positive control releases HEAD: the same script then makes the root a
+// git directory, as git itself reports.
+func TestRootCannotBecomeAGitDirectory(t *testing.T) {
+	s, pol := guardWorld(t)
+	git(t, s.ws, "commit", "-q", "--allow-empty", "-m", "first")
+	script := `echo garbage > .git/HEAD || exit 3
+mkdir objects refs || exit 4
+printf '[core]\n\tbare = false\n\tworktree = %s\n' "$PWD" > config || exit 5
+echo 'ref: refs/heads/master' > HEAD`
+	gitDir := func() string {
+		out, _ := exec.Command("git", "-C", s.ws, "rev-parse", "--absolute-git-dir").CombinedOutput()
+		return strings.TrimSpace(string(out))
+	}
+
+	r := s.run(pol, "/bin/sh", "-c", script)
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot create HEAD: Read-only file system") {
+		t.Fatalf("plant HEAD at the root: exit %d stderr %q, want a failure, Read-only file system", r.code, r.stderr)
+	}
+	wantAbsent(t, filepath.Join(s.ws, "HEAD"))
+	if got := gitDir(); got == s.ws {
+		t.Fatalf("git takes the workspace root for the repository: %s", got)
+	}
+
+	released := pol
+	released.WritableConfigs = []string{"HEAD"}
+	if r := s.run(released, "/bin/sh", "-c", "rm -rf objects refs config && "+script); r.code != 0 {
+		t.Fatalf("positive control, HEAD released: exit %d stderr %q", r.code, r.stderr)
+	}
+	if got := gitDir(); got != s.ws {
+		t.Fatalf("positive control: git's directory is %q, want the root %s (the attack's premise)", got, s.ws)
+	}
+}

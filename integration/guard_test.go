@@ -80,6 +80,9 @@ func TestGuardRefusesAbsentNames(t *testing.T) {
 		{"an absent .vscode", []string{self(t), toolArg, "mkdir", filepath.Join(s.ws, ".vscode")}, filepath.Join(s.ws, ".vscode")},
 		{"an absent .vscode by rename", []string{"/bin/sh", "-c", "mkdir sub/v && exec " + self(t) + " " + toolArg + " rename sub/v .vscode"}, filepath.Join(s.ws, ".vscode")},
 		{"the absent parent of .cargo/config.toml", []string{self(t), toolArg, "mkdir", filepath.Join(s.ws, ".cargo")}, filepath.Join(s.ws, ".cargo")},
+		{"an absent rust-toolchain.toml", []string{self(t), toolArg, "write", filepath.Join(s.ws, "rust-toolchain.toml")}, filepath.Join(s.ws, "rust-toolchain.toml")},
+		{"an absent .tool-versions", []string{self(t), toolArg, "write", filepath.Join(s.ws, ".tool-versions")}, filepath.Join(s.ws, ".tool-versions")},
+		{"an absent HEAD at the root", []string{self(t), toolArg, "write", filepath.Join(s.ws, "HEAD")}, filepath.Join(s.ws, "HEAD")},
 	}
 	// O_TMPFILE needs the file system's support (fuse-overlayfs in the
 	// container matrix has none): without it those cases cannot start.

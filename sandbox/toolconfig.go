@@ -18,6 +18,7 @@ var toolConfigs = []struct{ name, why string }{
 	{".vscode", "tasks run when the folder opens; settings name interpreters, linters and terminal environments"},
 	{".idea", "run configurations and startup tasks of JetBrains IDEs"},
 	{".zed", "Zed's tasks and language-server commands"},
+	{".helix", "Helix's languages.toml names the language servers and formatters it starts"},
 	{".devcontainer", "initializeCommand runs on the host when the project is reopened in a container"},
 	{".devcontainer.json", "the same, as a single file"},
 	// Agents: hooks, commands and MCP servers are programs they start.
@@ -44,6 +45,18 @@ var toolConfigs = []struct{ name, why string }{
 	{".lefthook.yml", "the same, hidden"},
 	{"lefthook-local.yml", "the same, the local override"},
 	{"bunfig.toml", "bun runs its preload scripts on every bun run and test"},
+	// Toolchain pins that can name a directory of programs.
+	{"rust-toolchain.toml", "rustup runs cargo and rustc from a toolchain.path it names, for every cargo and rustc below the root"},
+	{"rust-toolchain", "the same, older name"},
+	{".tool-versions", "asdf and mise take a path: version as the tool's install directory and run its programs"},
+	// Linters an editor runs on open.
+	{".pylintrc", "pylint runs its init-hook (Python code) on every run, and editors run pylint on open"},
+	{"pylintrc", "the same"},
+	// Git: a HEAD at a root, with objects/ and refs/ beside it, makes the
+	// root itself a git directory once the root's .git is made invalid (a
+	// corrupt .git/HEAD, no .git/refs): git then reads the root's config,
+	// whose core.fsmonitor runs a program on the next git status.
+	{"HEAD", "a HEAD (with objects/ and refs/ beside it) makes the root a git directory whose config runs core.fsmonitor on the next git command, once the root's .git is made invalid"},
 }
 
 // DefaultToolConfigs returns the names, relative to each writable root,
