@@ -29,10 +29,19 @@
 #define SBX_HELD_ENV_PREFIX "SANDBOX_LOCAL_ENV_"
 // BridgeHello: the start of the namespaces launcher's bridge message.
 #define SBX_BRIDGE_HELLO "sandbox-local-bridge/1"
-// Landlock ABI levels (gaps.go).
+// Landlock ABI levels (gaps.go): the C starts decide with these what the provider predicted.
 #define SBX_ABI_REFER 2
+#define SBX_ABI_TRUNCATE 3
 #define SBX_ABI_NET_TCP 4
+#define SBX_ABI_IOCTL_DEV 5
 #define SBX_ABI_SCOPES 6
 #define SBX_ABI_RESOLVE_UNIX 9
+// The Landlock rights the C starts use (go-landlock's constants; the
+// build host's headers may predate them).
+#define SBX_LANDLOCK_ACCESS_FS_READ_FILE 0x4ULL
+#define SBX_LANDLOCK_ACCESS_FS_READ_DIR 0x8ULL
+#define SBX_LANDLOCK_ACCESS_FS_REFER 0x2000ULL
+#define SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX 0x10000ULL
+#define SBX_LANDLOCK_SCOPE_SIGNAL 0x2ULL
 
 #endif

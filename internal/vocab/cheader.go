@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // CHeader is launcher/contract_linux.h: the facts of this package that the
@@ -37,10 +39,18 @@ func CHeader() string {
 	num("SBX_EXIT_NOT_EXECUTABLE", "", ExitNotExecutable)
 	str("SBX_HELD_ENV_PREFIX", "HeldEnvPrefix: the prefix of the variables held back from the launcher's start.", HeldEnvPrefix)
 	str("SBX_BRIDGE_HELLO", "BridgeHello: the start of the namespaces launcher's bridge message.", BridgeHello)
-	num("SBX_ABI_REFER", "Landlock ABI levels (gaps.go).", ABIRefer)
+	num("SBX_ABI_REFER", "Landlock ABI levels (gaps.go): the C starts decide with these what the provider predicted.", ABIRefer)
+	num("SBX_ABI_TRUNCATE", "", ABITruncate)
 	num("SBX_ABI_NET_TCP", "", ABINetTCP)
+	num("SBX_ABI_IOCTL_DEV", "", ABIIoctlDev)
 	num("SBX_ABI_SCOPES", "", ABIScopes)
 	num("SBX_ABI_RESOLVE_UNIX", "", ABIResolveUnix)
+	bits := func(name, comment string, v uint64) { def(name, comment, fmt.Sprintf("%#xULL", v)) }
+	bits("SBX_LANDLOCK_ACCESS_FS_READ_FILE", "The Landlock rights the C starts use (go-landlock's constants; the\n// build host's headers may predate them).", ll.AccessFSReadFile)
+	bits("SBX_LANDLOCK_ACCESS_FS_READ_DIR", "", ll.AccessFSReadDir)
+	bits("SBX_LANDLOCK_ACCESS_FS_REFER", "", ll.AccessFSRefer)
+	bits("SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX", "", ll.AccessFSResolveUnix)
+	bits("SBX_LANDLOCK_SCOPE_SIGNAL", "", ll.ScopeSignal)
 	b.WriteString("\n#endif\n")
 	return b.String()
 }
