@@ -154,15 +154,15 @@ enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXA
 
 struct meta_call {
 	enum meta_op op;
-	int fd;       // the object, opened here (O_PATH), or -errno
-	unsigned mode; // chmod
+	int fd;                      // the object, opened here (O_PATH), or -errno
+	unsigned mode;               // chmod
 	unsigned long long uid, gid; // chown
 	int has_times;
-	struct timespec times[2]; // utimes
+	struct timespec times[2];           // utimes
 	char name[SBX_META_XATTR_NAME_MAX]; // xattrs
 	unsigned long long value, size, xflags;
-	int flags;             // FS_IOC_SETFLAGS
-	struct fsxattr fsx;    // FS_IOC_FSSETXATTR
+	int flags;          // FS_IOC_SETFLAGS
+	struct fsxattr fsx; // FS_IOC_FSSETXATTR
 };
 
 // decode reads the call's arguments, and the strings and times they point

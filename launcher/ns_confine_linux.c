@@ -71,8 +71,7 @@ int ns_load_seccomp(const struct spec *s) {
 		sbx_fatal(sbx_ns_token, "seccomp: out of memory");
 	for (size_t i = 0; i < n / 2; i++)
 		prog[i] = (unsigned char)(hexval(s->seccomp[2 * i]) << 4 | hexval(s->seccomp[2 * i + 1]));
-	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)),
-	                           .filter = (struct sock_filter *)prog};
+	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)), .filter = (struct sock_filter *)prog};
 	if (n / 2 / sizeof(struct sock_filter) > BPF_MAXINSNS)
 		sbx_fatal(sbx_ns_token, "seccomp program too long");
 	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
@@ -166,7 +165,7 @@ void ns_confine_unix_sockets(const struct spec *s) {
 			continue; // not there: it stays unreachable
 		struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX, .parent_fd = fd};
 		ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow UNIX socket",
-		     s->unixsock[i]);
+		        s->unixsock[i]);
 		close(fd);
 	}
 	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
@@ -197,7 +196,6 @@ void ns_scope_signals(void) {
 	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: scope signals", NULL);
 	close(rfd);
 }
-
 
 // carved[i] says whether the deny-read path s->deny[i] is carved out with
 // Landlock as well as hidden by its mount: it lies outside every writable
@@ -304,7 +302,8 @@ void ns_carve_deny_read(const struct spec *s) {
 		any = carved[i];
 	if (!any || ns_landlock_abi() < 1)
 		return;
-	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR | refer_handled()};
+	struct sbx_ruleset_attr attr = {.handled_access_fs =
+	                                        SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
 	ns_must(rfd, "landlock: create the deny-read ruleset", NULL);
 	allow_refer(rfd);
