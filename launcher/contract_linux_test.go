@@ -4,18 +4,26 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/metarules"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// TestContractHeaderIsCurrent: the C starts read the launcher contract
-// from contract_linux.h, which package vocab generates; a change on the Go
-// side must reach the C side.
-func TestContractHeaderIsCurrent(t *testing.T) {
-	b, err := os.ReadFile("contract_linux.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != vocab.CHeader() {
-		t.Fatal("launcher/contract_linux.h is stale: run go generate ./launcher")
+// TestGeneratedHeadersAreCurrent: the C starts read the launcher contract
+// from contract_linux.h, which package vocab generates, and the C metadata
+// supervisor its limits and answers from metadata_rules_linux.h, which
+// package metarules generates (for it and the Go supervisor both); a
+// change on the Go side must reach the C side.
+func TestGeneratedHeadersAreCurrent(t *testing.T) {
+	for name, want := range map[string]string{
+		"contract_linux.h":       vocab.CHeader(),
+		"metadata_rules_linux.h": metarules.CHeader(),
+	} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != want {
+			t.Errorf("launcher/%s is stale: run go generate ./launcher", name)
+		}
 	}
 }

@@ -76,25 +76,22 @@ func landlockRuleset(s vocab.Spec, abi int) (int, error) {
 
 // fsRightsOf returns the filesystem rights a kernel of Landlock ABI abi
 // knows: the handled set go-landlock's best effort keeps, so a rule never
-// asks for a right the ruleset does not handle.
+// asks for a right the ruleset does not handle. It is read from
+// go-landlock's own table (its V1... configurations), the one that decides
+// what a ruleset handles; the levels vocab predicts gaps with are checked
+// against it (TestLandlockLevelsMatchGoLandlock).
 func fsRightsOf(abi int) uint64 {
 	if abi < 1 {
 		return 0
 	}
-	r := uint64(1)<<13 - 1 // ABI 1: execute .. make_sym
-	if abi >= vocab.ABIRefer {
-		r |= ll.AccessFSRefer
-	}
-	if abi >= vocab.ABITruncate {
-		r |= ll.AccessFSTruncate
-	}
-	if abi >= vocab.ABIIoctlDev {
-		r |= ll.AccessFSIoctlDev
-	}
-	if abi >= vocab.ABIResolveUnix {
-		r |= ll.AccessFSResolveUnix
-	}
-	return r
+	return uint64(landlockVersions[min(abi, len(landlockVersions))-1].HandledAccessFS)
+}
+
+// landlockVersions are go-landlock's configurations for ABI 1, 2...: each
+// handles every right its ABI knows.
+var landlockVersions = []landlock.Config{
+	landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
+	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11,
 }
 
 // fileRights are the rights that apply to a file itself; the others only

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/bo-agent/sandbox-local/internal/metarules"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"golang.org/x/sys/unix"
 )
@@ -40,10 +41,6 @@ const (
 	notifSend    = 0xc0182101 // SECCOMP_IOCTL_NOTIF_SEND
 	notifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
 	sysFchmodat2 = 452
-	// The inode-flag requests seccompfilter hands over (its notifiedIoctls).
-	fsIocSetflags   = 0x40086602
-	fsIoc32Setflags = 0x40046602
-	fsIocFssetxattr = 0x401c5820
 )
 
 // seccompNotif is struct seccomp_notif; the buffer it is read into is
@@ -153,7 +150,7 @@ type metaServer struct {
 func (m *metaServer) answer() {
 	var req struct {
 		n    seccompNotif
-		room [1024 - unsafe.Sizeof(seccompNotif{})]byte
+		room [metarules.NotifRoom - unsafe.Sizeof(seccompNotif{})]byte
 	}
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifRecv, uintptr(unsafe.Pointer(&req))); e != 0 {
 		return // EINTR, or the command died before its call was read
@@ -161,7 +158,7 @@ func (m *metaServer) answer() {
 	errno := m.metaFor(&req.n)
 	resp := struct {
 		r    seccompNotifResp
-		room [1024 - unsafe.Sizeof(seccompNotifResp{})]byte
+		room [metarules.NotifRoom - unsafe.Sizeof(seccompNotifResp{})]byte
 	}{r: seccompNotifResp{id: req.n.id, error: -int32(errno)}}
 	unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifSend, uintptr(unsafe.Pointer(&resp)))
 }
@@ -179,10 +176,10 @@ func (m *metaServer) metaFor(req *seccompNotif) unix.Errno {
 	where, err := os.Readlink(self)
 	id := req.id
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifIDValid, uintptr(unsafe.Pointer(&id))); e != 0 {
-		return unix.ENOENT // the command is gone from the call: the answer goes nowhere
+		return metarules.ErrGone // the command is gone from the call: the answer goes nowhere
 	}
 	if err != nil || !strings.HasPrefix(where, "/") || strings.Contains(where, " (deleted)") || !m.beneath(where) {
-		return unix.EACCES
+		return metarules.ErrOutside
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(c.fd, &st); err != nil {
@@ -282,7 +279,7 @@ func (m *metaServer) readMem(addr uint64, size int) ([]byte, unix.Errno) {
 // target opens what a call of the command names by path, relative to its
 // directory descriptor dirfd (or working directory), as O_PATH.
 func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.Errno) {
-	path, errno := m.readString(pathAddr, unix.PathMax)
+	path, errno := m.readString(pathAddr, metarules.PathMax)
 	if errno != 0 {
 		return -1, errno
 	}
@@ -295,7 +292,7 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/"+what, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if err == unix.ENOENT {
-				return -1, unix.EBADF
+				return -1, metarules.ErrNoDescriptor
 			}
 			return -1, errnoOf(err)
 		}
@@ -329,7 +326,7 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 func (m *metaServer) procFD(n uint64) (int, unix.Errno) {
 	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(int(int32(n))), unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT {
-		return -1, unix.EBADF
+		return -1, metarules.ErrNoDescriptor
 	}
 	if err != nil {
 		return -1, errnoOf(err)
@@ -360,8 +357,8 @@ func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
 		c.op, c.mode = metaChmod, uint32(a[2])
 		c.fd, errno = m.target(int32(a[0]), a[1], 0)
 	case sysFchmodat2:
-		if a[3]&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
-			return nil, unix.EINVAL
+		if a[3]&^uint64(metarules.FchmodatFlags) != 0 {
+			return nil, metarules.ErrFlags
 		}
 		c.op, c.mode = metaChmod, uint32(a[2])
 		c.fd, errno = m.target(int32(a[0]), a[1], int(a[3]))
@@ -372,14 +369,14 @@ func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
 		c.op, c.uid, c.gid = metaChown, ids(a[1]), ids(a[2])
 		c.fd, errno = m.procFD(a[0])
 	case unix.SYS_FCHOWNAT:
-		if a[4]&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
-			return nil, unix.EINVAL
+		if a[4]&^uint64(metarules.FchownatFlags) != 0 {
+			return nil, metarules.ErrFlags
 		}
 		c.op, c.uid, c.gid = metaChown, ids(a[2]), ids(a[3])
 		c.fd, errno = m.target(int32(a[0]), a[1], int(a[4]))
 	case unix.SYS_UTIMENSAT:
-		if a[3]&^uint64(unix.AT_SYMLINK_NOFOLLOW) != 0 {
-			return nil, unix.EINVAL
+		if a[3]&^uint64(metarules.UtimensatFlags) != 0 {
+			return nil, metarules.ErrFlags
 		}
 		c.op = metaUtimes
 		if a[2] != 0 {
@@ -411,12 +408,12 @@ func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
 		// 32 bits as the kernel reads them.
 		size := 0
 		switch uint32(a[1]) {
-		case fsIocFssetxattr:
-			c.op, size = metaFsxattr, 28 // struct fsxattr
-		case fsIocSetflags, fsIoc32Setflags:
+		case metarules.IocFssetxattr:
+			c.op, size = metaFsxattr, metarules.FsxattrSize
+		case metarules.IocSetflags, metarules.Ioc32Setflags:
 			c.op, size = metaFlags, 4
 		default:
-			return nil, unix.ENOTTY
+			return nil, metarules.ErrFlagsObject
 		}
 		if c.ioctlArg, errno = m.readMem(a[2], size); errno != 0 {
 			return nil, errno
@@ -425,18 +422,18 @@ func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
 	default:
 		var ok bool
 		if c, ok, errno = m.decodeLegacy(nr, a); !ok {
-			return nil, unix.ENOSYS
+			return nil, metarules.ErrUnknown
 		}
 	}
 	if errno != 0 {
 		return nil, errno
 	}
 	if c.op == metaSetxattr || c.op == metaRemovexattr {
-		name, e := m.readString(nameAddr, 256)
+		name, e := m.readString(nameAddr, metarules.XattrNameMax)
 		if e != 0 {
 			unix.Close(c.fd)
 			if e == unix.ENAMETOOLONG {
-				return nil, unix.ERANGE
+				return nil, metarules.ErrXattrName
 			}
 			return nil, e
 		}
@@ -451,17 +448,17 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 	switch c.op {
 	case metaChmod:
 		if c.mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			return unix.EPERM // as the namespaces runner's filter refuses them
+			return metarules.ErrSetID // as the namespaces runner's filter refuses them
 		}
 		if isLink {
-			return unix.EOPNOTSUPP
+			return metarules.ErrLinkModeTimes
 		}
 		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, c.mode&07777, 0))
 	case metaChown:
 		return errnoOf(unix.Fchownat(c.fd, "", c.uid, c.gid, unix.AT_EMPTY_PATH))
 	case metaUtimes:
 		if isLink {
-			return unix.EOPNOTSUPP
+			return metarules.ErrLinkModeTimes
 		}
 		p, err := unix.BytePtrFromString(self)
 		if err != nil {
@@ -472,10 +469,10 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 		return e
 	case metaSetxattr:
 		if isLink {
-			return unix.EPERM
+			return metarules.ErrLinkXattr
 		}
-		if c.size > 65536 {
-			return unix.E2BIG
+		if c.size > metarules.XattrSizeMax {
+			return metarules.ErrXattrSize
 		}
 		value, e := m.readMem(c.value, int(c.size))
 		if e != 0 {
@@ -484,24 +481,24 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 		return errnoOf(unix.Setxattr(self, c.name, value, c.xflags))
 	case metaRemovexattr:
 		if isLink {
-			return unix.EPERM
+			return metarules.ErrLinkXattr
 		}
 		return errnoOf(unix.Removexattr(self, c.name))
 	case metaFlags, metaFsxattr:
 		if mt := st.Mode & unix.S_IFMT; mt != unix.S_IFREG && mt != unix.S_IFDIR {
-			return unix.ENOTTY
+			return metarules.ErrFlagsObject
 		}
 		f, err := unix.Open(self, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return errnoOf(err)
 		}
 		defer unix.Close(f)
-		req := uintptr(fsIocSetflags)
+		req := uintptr(metarules.IocSetflags)
 		if c.op == metaFsxattr {
-			req = fsIocFssetxattr
+			req = metarules.IocFssetxattr
 		}
 		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(f), req, uintptr(unsafe.Pointer(&c.ioctlArg[0])))
 		return e
 	}
-	return unix.ENOSYS
+	return metarules.ErrUnknown
 }

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "metadata_linux.h"
+#include "metadata_rules_linux.h"
 #include "ns_linux.h"
 #include "shared_linux.h"
 
@@ -98,7 +99,7 @@ static int open_proc(pid_t pid, const char *what, int flags) {
 // target opens what a metadata call of the command names by path; it returns
 // the descriptor, or -errno.
 static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) {
-	static char path[4096];
+	static char path[SBX_META_PATH_MAX];
 	int e = sbx_read_path(pid, pathaddr, path, sizeof path);
 	if (e != 0)
 		return -e;
@@ -111,7 +112,7 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 			snprintf(what, sizeof what, "fd/%d", dirfd);
 		base = open_proc(pid, what, 0);
 		if (base < 0)
-			return errno == ENOENT ? -EBADF : -errno;
+			return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
 	}
 	int fd;
 	if (path[0] == 0) {
@@ -136,7 +137,7 @@ static int proc_fd(pid_t pid, unsigned long long n) {
 	char what[32];
 	snprintf(what, sizeof what, "fd/%d", (int)n);
 	int fd = open_proc(pid, what, 0);
-	return fd < 0 ? (errno == ENOENT ? -EBADF : -errno) : fd;
+	return fd < 0 ? (errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno) : fd;
 }
 
 // read_mem copies size bytes at addr in pid's memory into buf; 0 or an
@@ -146,20 +147,22 @@ static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t size) 
 	return n == (ssize_t)size ? 0 : (n < 0 ? errno : EFAULT);
 }
 
+_Static_assert(sizeof(struct fsxattr) == SBX_META_FSXATTR_SIZE, "struct fsxattr is metarules.FsxattrSize");
+
 // A metadata call, once decoded: what it changes, on which object.
 enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXATTR, META_FLAGS, META_FSXATTR };
 
 struct meta_call {
 	enum meta_op op;
-	int fd;       // the object, opened here (O_PATH), or -errno
-	unsigned mode; // chmod
+	int fd;                      // the object, opened here (O_PATH), or -errno
+	unsigned mode;               // chmod
 	unsigned long long uid, gid; // chown
 	int has_times;
-	struct timespec times[2]; // utimes
-	char name[256];           // xattrs
+	struct timespec times[2];           // utimes
+	char name[SBX_META_XATTR_NAME_MAX]; // xattrs
 	unsigned long long value, size, xflags;
-	int flags;             // FS_IOC_SETFLAGS
-	struct fsxattr fsx;    // FS_IOC_FSSETXATTR
+	int flags;          // FS_IOC_SETFLAGS
+	struct fsxattr fsx; // FS_IOC_FSSETXATTR
 };
 
 // decode reads the call's arguments, and the strings and times they point
@@ -180,8 +183,8 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 		c->op = META_CHMOD, c->fd = target(pid, (int)a[0], a[1], 0), c->mode = (unsigned)a[2];
 		break;
 	case SYS_fchmodat2:
-		if (a[3] & ~(unsigned long long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-			return EINVAL;
+		if (a[3] & ~(unsigned long long)SBX_META_FCHMODAT_FLAGS)
+			return SBX_META_ERR_FLAGS;
 		c->op = META_CHMOD, c->fd = target(pid, (int)a[0], a[1], (int)a[3]), c->mode = (unsigned)a[2];
 		break;
 	case SYS_fchmod:
@@ -198,13 +201,13 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 		c->op = META_CHOWN, c->fd = proc_fd(pid, a[0]), c->uid = a[1], c->gid = a[2];
 		break;
 	case SYS_fchownat:
-		if (a[4] & ~(unsigned long long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-			return EINVAL;
+		if (a[4] & ~(unsigned long long)SBX_META_FCHOWNAT_FLAGS)
+			return SBX_META_ERR_FLAGS;
 		c->op = META_CHOWN, c->fd = target(pid, (int)a[0], a[1], (int)a[4]), c->uid = a[2], c->gid = a[3];
 		break;
 	case SYS_utimensat:
-		if (a[3] & ~(unsigned long long)AT_SYMLINK_NOFOLLOW)
-			return EINVAL;
+		if (a[3] & ~(unsigned long long)SBX_META_UTIMENSAT_FLAGS)
+			return SBX_META_ERR_FLAGS;
 		c->op = META_UTIMES;
 		c->fd = a[1] == 0 ? proc_fd(pid, a[0]) : target(pid, (int)a[0], a[1], (int)a[3]);
 		if (a[2] != 0) {
@@ -266,14 +269,14 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 		// reads them.
 		unsigned req32 = (unsigned)a[1];
 		int e;
-		if (req32 == (unsigned)FS_IOC_FSSETXATTR) {
+		if (req32 == SBX_META_IOC_FSSETXATTR) {
 			c->op = META_FSXATTR;
 			e = read_mem(pid, a[2], &c->fsx, sizeof c->fsx);
-		} else if (req32 == (unsigned)FS_IOC_SETFLAGS || req32 == (unsigned)FS_IOC32_SETFLAGS) {
+		} else if (req32 == SBX_META_IOC_SETFLAGS || req32 == SBX_META_IOC32_SETFLAGS) {
 			c->op = META_FLAGS;
 			e = read_mem(pid, a[2], &c->flags, sizeof c->flags);
 		} else {
-			return ENOTTY;
+			return SBX_META_ERR_FLAGS_OBJECT;
 		}
 		if (e != 0)
 			return e;
@@ -281,14 +284,14 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 		break;
 	}
 	default:
-		return ENOSYS;
+		return SBX_META_ERR_UNKNOWN;
 	}
 	if (c->fd < 0)
 		return -c->fd;
 	if (c->op == META_SETXATTR || c->op == META_REMOVEXATTR) {
 		int e = sbx_read_path(pid, name, c->name, sizeof c->name);
 		if (e != 0)
-			return e == ENAMETOOLONG ? ERANGE : e;
+			return e == ENAMETOOLONG ? SBX_META_ERR_XATTR_NAME : e;
 	}
 	return 0;
 }
@@ -299,22 +302,22 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 	switch (c->op) {
 	case META_CHMOD:
 		if (c->mode & (S_ISUID | S_ISGID))
-			return EPERM; // as the namespaces runner's filter refuses them
+			return SBX_META_ERR_SETID; // as the namespaces runner's filter refuses them
 		if (S_ISLNK(st->st_mode))
-			return EOPNOTSUPP; // a symlink's own mode, as fchmodat2 answers
+			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own mode, as fchmodat2 answers
 		return fchmodat(AT_FDCWD, self, c->mode & 07777, 0) < 0 ? errno : 0;
 	case META_CHOWN:
 		return fchownat(c->fd, "", (uid_t)c->uid, (gid_t)c->gid, AT_EMPTY_PATH) < 0 ? errno : 0;
 	case META_UTIMES:
 		if (S_ISLNK(st->st_mode))
-			return EOPNOTSUPP; // a symlink's own times: not made here
+			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own times: not made here
 		return utimensat(AT_FDCWD, self, c->has_times ? c->times : NULL, 0) < 0 ? errno : 0;
 	case META_SETXATTR: {
 		if (S_ISLNK(st->st_mode))
-			return EPERM; // user.* is refused on symlinks; the rest needs capabilities
-		if (c->size > 65536)
-			return E2BIG;
-		static char value[65536];
+			return SBX_META_ERR_LINK_XATTR; // user.* is refused on symlinks; the rest needs capabilities
+		if (c->size > SBX_META_XATTR_SIZE_MAX)
+			return SBX_META_ERR_XATTR_SIZE;
+		static char value[SBX_META_XATTR_SIZE_MAX];
 		if (c->size > 0) {
 			int e = read_mem(pid, c->value, value, (size_t)c->size);
 			if (e != 0)
@@ -324,24 +327,24 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 	}
 	case META_REMOVEXATTR:
 		if (S_ISLNK(st->st_mode))
-			return EPERM;
+			return SBX_META_ERR_LINK_XATTR;
 		return removexattr(self, c->name) < 0 ? errno : 0;
 	case META_FLAGS:
 	case META_FSXATTR: {
 		if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
-			return ENOTTY; // flags live on files and directories only
+			return SBX_META_ERR_FLAGS_OBJECT; // flags live on files and directories only
 		// An ioctl needs an open file: the object reopened read-only,
 		// which neither blocks nor makes a terminal ours.
 		int f = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (f < 0)
 			return errno;
-		int r = c->op == META_FLAGS ? ioctl(f, FS_IOC_SETFLAGS, &c->flags) : ioctl(f, FS_IOC_FSSETXATTR, &c->fsx);
+		int r = c->op == META_FLAGS ? ioctl(f, SBX_META_IOC_SETFLAGS, &c->flags) : ioctl(f, SBX_META_IOC_FSSETXATTR, &c->fsx);
 		int e = r < 0 ? errno : 0;
 		close(f);
 		return e;
 	}
 	}
-	return ENOSYS;
+	return SBX_META_ERR_UNKNOWN;
 }
 
 // meta_for makes one metadata call for the command: decoded, its object
@@ -359,15 +362,15 @@ static int meta_for(int listener, const struct seccomp_notif *req) {
 	struct stat st;
 	ssize_t n = readlink(self, where, sizeof where - 1);
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
-		err = ENOENT; // the command is gone from the call: the answer goes nowhere
+		err = SBX_META_ERR_GONE; // the command is gone from the call: the answer goes nowhere
 	} else if (n <= 0 || n >= (ssize_t)sizeof where - 1) {
-		err = EACCES;
+		err = SBX_META_ERR_OUTSIDE;
 	} else if (fstat(c.fd, &st) < 0) {
 		err = errno;
 	} else {
 		where[n] = 0;
 		if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath(where))
-			err = EACCES;
+			err = SBX_META_ERR_OUTSIDE;
 		else
 			err = perform((pid_t)req->pid, &c, self, &st);
 	}
@@ -378,11 +381,11 @@ static int meta_for(int listener, const struct seccomp_notif *req) {
 void sbx_meta_answer(int listener) {
 	static union {
 		struct seccomp_notif n;
-		char room[1024];
+		char room[SBX_META_NOTIF_ROOM];
 	} req;
 	static union {
 		struct seccomp_notif_resp r;
-		char room[1024];
+		char room[SBX_META_NOTIF_ROOM];
 	} resp;
 	memset(&req, 0, sizeof req);
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req.n) < 0)

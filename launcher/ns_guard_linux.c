@@ -134,7 +134,7 @@ void ns_guard_add(const struct stat *parent, const char *name, const char *path)
 int ns_guard_count(void) { return nguarded; }
 
 // The guard's own state.
-static int g_root = -1;  // "/" (the sandbox's root, the command's too)
+static int g_root = -1; // "/" (the sandbox's root, the command's too)
 static int g_listener = -1;
 
 // One notified call's context: the calling thread and its process.
@@ -524,8 +524,8 @@ static int decode(const struct seccomp_notif *req, struct call *k) {
 // error.
 static void hand_fd(unsigned long long id, int fd, int cloexec) {
 	static int no_send;
-	struct seccomp_notif_addfd add = {.id = id, .flags = no_send ? 0 : SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)fd,
-	                                  .newfd_flags = (unsigned)cloexec};
+	struct seccomp_notif_addfd add = {
+	        .id = id, .flags = no_send ? 0 : SECCOMP_ADDFD_FLAG_SEND, .srcfd = (unsigned)fd, .newfd_flags = (unsigned)cloexec};
 	int n = ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	if (n < 0 && errno == EINVAL && !no_send) {
 		no_send = 1;
@@ -698,7 +698,9 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		if (is_guarded(w.dir, w.name) || (k->op == C_RENAME && (k->flags & RENAME_EXCHANGE) && is_guarded(w2.dir, w2.name)))
 			r = -EROFS;
 		else if (k->op == C_LINK)
-			r = linkat(w2.dir, w2.name, w.dir, w.name, (empty ? AT_EMPTY_PATH : 0) | (w2.magic ? AT_SYMLINK_FOLLOW : 0)) < 0 ? -errno : 0;
+			r = linkat(w2.dir, w2.name, w.dir, w.name, (empty ? AT_EMPTY_PATH : 0) | (w2.magic ? AT_SYMLINK_FOLLOW : 0)) < 0
+			            ? -errno
+			            : 0;
 		else
 			r = syscall(SYS_renameat2, w2.dir, w2.name, w.dir, w.name, (unsigned)k->flags) < 0 ? -errno : 0;
 		close(w.dir);
@@ -765,6 +767,8 @@ static void answer(void) {
 // namespaces, keyrings, BPF, perf, file handles, userfaultfd; a call
 // through another architecture's table kills it.
 static void confine_guard(void) {
+	// One line per group of calls, and an #ifdef: not reflowed.
+	// clang-format off
 	static const int denied[] = {
 		SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen, SYS_accept4, SYS_sendto, SYS_sendmsg,
 		SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_execve, SYS_execveat, SYS_ptrace,
@@ -776,6 +780,7 @@ static void confine_guard(void) {
 		SYS_accept,
 #endif
 	};
+	// clang-format on
 	enum { N = sizeof denied / sizeof denied[0] };
 	struct sock_filter f[5 + N + 3];
 	int i = 0;

@@ -37,7 +37,6 @@ extern int sbx_ns_netns;
 // tells the provider to close them.
 extern int sbx_ns_bridge;
 
-
 // sbx_watch is one mount pid 1 watches once the command runs: a mount that
 // protects a path (a read-only bind, a pin, a deny-read mount), by its
 // mount id (statx STATX_MNT_ID, the first column of mountinfo). A host

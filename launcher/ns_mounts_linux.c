@@ -399,12 +399,15 @@ static void setup_dev(void) {
 		ns_must(set_attr(mine, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC, 0), "make read-only", mine);
 	}
 	ns_must(mkdir(NEWROOT "/dev/pts", 0755), "mkdir", "/dev/pts");
-	ns_must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"),
-	     "mount", "/dev/pts");
+	ns_must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"), "mount",
+	        "/dev/pts");
 	ns_must(mkdir(NEWROOT "/dev/shm", 01777), "mkdir", "/dev/shm");
 	ns_must(mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"), "mount", "/dev/shm");
-	static const char *links[][2] = {{"ptmx", "pts/ptmx"}, {"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
-	                                 {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}};
+	static const char *links[][2] = {{"ptmx", "pts/ptmx"},
+	                                 {"fd", "/proc/self/fd"},
+	                                 {"stdin", "/proc/self/fd/0"},
+	                                 {"stdout", "/proc/self/fd/1"},
+	                                 {"stderr", "/proc/self/fd/2"}};
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		snprintf(mine, sizeof mine, "%s/%s", dev, links[i][0]);
 		ns_must(symlink(links[i][1], mine), "symlink", mine);
@@ -476,7 +479,8 @@ static int open_mount_point(const struct layer *l) {
 
 // tree_of returns a detached copy of the mount tree at fd.
 static int tree_of(int fd, int recursive, const char *what, const char *path) {
-	int tree = syscall(SYS_open_tree, fd, "", SBX_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0));
+	int tree =
+	        syscall(SYS_open_tree, fd, "", SBX_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0));
 	ns_must(tree, what, path);
 	return tree;
 }
@@ -547,7 +551,7 @@ static void mount_layer(struct layer *l) {
 		break;
 	}
 	ns_must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
-	     "attach the mount on", l->path);
+	        "attach the mount on", l->path);
 	watch_layer(l, tree);
 	close(target);
 	if (l->fd >= 0)
@@ -582,11 +586,11 @@ void ns_build_root(void) {
 	// scratch place. An overlay rather than a bind: no host socket under
 	// /tmp can be connected to through it (its inodes are not the sockets).
 	ns_must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
-	           "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
-	     "mount a private /tmp", NULL);
+	              "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
+	        "mount a private /tmp", NULL);
 	setup_dev();
-	ns_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL),
-	     "mount a fresh /proc", NULL);
+	ns_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
+	        NULL);
 	newroot = ns_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
 	ns_must(newroot, "open the new root", NULL);
 	sbx_ns_watch = calloc(nlayers ? nlayers : 1, sizeof *sbx_ns_watch);

@@ -72,8 +72,8 @@ void ns_hand_over_ports(const struct spec *s) {
 	} ctl;
 	memset(&ctl, 0, sizeof ctl);
 	struct iovec iov = {msg, (size_t)n};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-	                    .msg_controllen = CMSG_SPACE(sizeof(int) * s->nports)};
+	struct msghdr mh = {
+	        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * s->nports)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -86,7 +86,10 @@ void ns_hand_over_ports(const struct spec *s) {
 	int r = poll(&p, 1, 10000);
 	ssize_t got = r == 1 ? read(sbx_ns_bridge, ack, sizeof ack) : -1;
 	if (got != 2 || memcmp(ack, "ok", 2) != 0)
-		sbx_fatal(sbx_ns_token, "the network bridge did not take the loopback ports (%s)", r == 0 ? "no answer in 10 s" : got == 0 ? "it closed" : "refused");
+		sbx_fatal(sbx_ns_token, "the network bridge did not take the loopback ports (%s)",
+		          r == 0     ? "no answer in 10 s"
+		          : got == 0 ? "it closed"
+		                     : "refused");
 	for (int i = 0; i < s->nports; i++)
 		close(fds[i]);
 	close(sbx_ns_bridge);

@@ -79,12 +79,10 @@ void ns_must(int rc, const char *what, const char *path) {
 // component: ELOOP when one is there.
 int ns_open_strict(int dirfd, const char *path, int flags, int beneath) {
 	struct sbx_open_how how = {.flags = O_PATH | O_CLOEXEC | flags,
-	                           .resolve = SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS |
-	                                      (beneath ? SBX_RESOLVE_BENEATH : 0)};
+	                           .resolve =
+	                                   SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS | (beneath ? SBX_RESOLVE_BENEATH : 0)};
 	return syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
 
 // swapped_or is the reason to give for a failed strict open.
-const char *ns_swapped_or(int e) {
-	return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e);
-}
+const char *ns_swapped_or(int e) { return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e); }

@@ -4,25 +4,32 @@ import (
 	"os"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
 // LandlockABI returns the kernel's Landlock ABI version, 0 when Landlock is
 // missing or disabled at boot. A kernel whose signal scoping has the known
-// erratum unfixed is reported one level lower, at 5, as go-landlock does.
+// erratum unfixed is reported one level below vocab.ABIScopes, as
+// go-landlock does.
 func LandlockABI() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
 	}
-	if v >= 6 {
-		if errata, err := ll.LandlockGetErrata(); err != nil || errata&0x2 == 0 {
-			v = 5
+	if v >= vocab.ABIScopes {
+		if errata, err := ll.LandlockGetErrata(); err != nil || errata&erratumSignalScoping == 0 {
+			v = vocab.ABIScopes - 1
 		}
 	}
 	return v
 }
+
+// erratumSignalScoping is the bit of LANDLOCK_CREATE_RULESET_ERRATA set by
+// a kernel whose signal scoping lets the threads of one process signal each
+// other (erratum 2 of ABI 6).
+const erratumSignalScoping = 1 << 1
 
 // Seccomp reports whether the kernel has seccomp (PR_GET_SECCOMP answers
 // EINVAL when it does not).

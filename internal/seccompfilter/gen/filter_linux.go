@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bo-agent/sandbox-local/internal/metarules"
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -349,7 +350,7 @@ var Notified = []string{
 // read-only or encrypted (fs-verity, an encryption policy on an empty
 // directory), outside the writable roots as well: refused under landlock.
 var (
-	notifiedIoctls = []uint64{0x40086602, 0x40046602, 0x401c5820}
+	notifiedIoctls = []uint64{metarules.IocSetflags, metarules.Ioc32Setflags, metarules.IocFssetxattr}
 	refusedIoctls  = []uint64{0x40806685, 0x800c6613}
 )
 

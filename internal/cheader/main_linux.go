@@ -1,0 +1,31 @@
+// Command cheader writes the launcher's C headers that are generated from
+// Go, into the directory it is given (go generate ./launcher):
+// contract_linux.h from package vocab (vocab.CHeader), the launcher
+// contract, and metadata_rules_linux.h from package metarules
+// (metarules.CHeader), the metadata supervisor's rules.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bo-agent/sandbox-local/internal/metarules"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: cheader DIR")
+		os.Exit(2)
+	}
+	for name, text := range map[string]string{
+		"contract_linux.h":       vocab.CHeader(),
+		"metadata_rules_linux.h": metarules.CHeader(),
+	} {
+		if err := os.WriteFile(filepath.Join(os.Args[1], name), []byte(text), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "cheader:", err)
+			os.Exit(1)
+		}
+	}
+}
