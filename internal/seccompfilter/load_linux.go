@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
@@ -41,17 +40,28 @@ type Key = key.Key
 // Available reports whether this binary holds the programs for its
 // architecture: without them neither Linux runner can confine anything.
 func Available() error {
-	if programs == nil {
+	if len(programs) == 0 {
 		return fmt.Errorf("this binary (linux/%s) holds no seccomp programs: they are generated for linux/%s only (internal/seccompfilter)",
 			runtime.GOARCH, strings.Join(generatedArches, ", linux/"))
 	}
 	return nil
 }
 
-var (
-	hexMu       sync.Mutex
-	hexPrograms = map[Key]string{}
-)
+// program is one generated program: its Key and its code in hex.
+type program struct {
+	key Key
+	hex string
+}
+
+// generated returns the program for k in hex, "" when none was generated.
+func generated(k Key) string {
+	for _, p := range programs {
+		if p.key == k {
+			return p.hex
+		}
+	}
+	return ""
+}
 
 // BPF returns the program of the filter for s, in hex: what the launchers
 // load (the namespaces launcher with seccomp(2), the landlock launcher
@@ -61,18 +71,10 @@ func BPF(s vocab.Spec, profile Profile) (string, error) {
 	if err := Available(); err != nil {
 		return "", err
 	}
-	k := key.Of(s, profile)
-	hexMu.Lock()
-	defer hexMu.Unlock()
-	if p, ok := hexPrograms[k]; ok {
-		return p, nil
+	p := generated(key.Of(s, profile))
+	if p == "" {
+		return "", fmt.Errorf("seccomp: no generated program for %+v (run go generate ./internal/seccompfilter)", key.Of(s, profile))
 	}
-	code, ok := programs[k]
-	if !ok {
-		return "", fmt.Errorf("seccomp: no generated program for %+v (run go generate ./internal/seccompfilter)", k)
-	}
-	p := hex.EncodeToString(code)
-	hexPrograms[k] = p
 	return p, nil
 }
 

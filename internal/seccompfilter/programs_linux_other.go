@@ -4,6 +4,6 @@
 
 package seccompfilter
 
-// programs is nil: no program was generated for this architecture, and
+// programs is empty: no program was generated for this architecture, and
 // Available says so.
-var programs map[Key][]byte
+var programs []program

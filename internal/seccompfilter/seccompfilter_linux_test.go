@@ -44,7 +44,7 @@ func TestBPFPerKey(t *testing.T) {
 					if !slices.Contains(key.All(), k) {
 						t.Fatalf("key.Of gives %+v, not among key.All", k)
 					}
-					if first != again || first != hex.EncodeToString(programs[k]) {
+					if first != again || first != generated(k) {
 						t.Errorf("%+v: BPF differs from the generated program", k)
 					}
 					if prev, ok := seen[first]; ok && prev != k && !(allow && prev.AllowNetwork) {
@@ -83,7 +83,12 @@ func TestNoProgramsForTheArchitecture(t *testing.T) {
 // to one that does).
 func TestProgramsCheckArch(t *testing.T) {
 	audit := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
-	for k, code := range programs {
+	for _, p := range programs {
+		k := p.key
+		code, err := hex.DecodeString(p.hex)
+		if err != nil {
+			t.Fatalf("%+v: %v", k, err)
+		}
 		at := func(i int) unix.SockFilter {
 			b := code[8*i : 8*i+8]
 			return unix.SockFilter{Code: binary.NativeEndian.Uint16(b[0:2]), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:8])}

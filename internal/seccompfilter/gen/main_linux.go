@@ -16,6 +16,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,22 +85,23 @@ func generate() (map[string][]byte, error) {
 		var b bytes.Buffer
 		header(&b)
 		fmt.Fprintf(&b, "// programs are the seccomp programs for linux/%s, one per Key: struct\n", t.goarch)
-		fmt.Fprintf(&b, "// sock_filter in this architecture's byte order, an instruction a line.\n")
-		fmt.Fprintf(&b, "var programs = map[Key][]byte{\n")
+		b.WriteString("// sock_filter in this architecture's byte order, in hex, an instruction a\n")
+		b.WriteString("// line. Constants only: the linker lays them out, no code runs at start.\n")
+		b.WriteString("var programs = []program{\n")
 		for _, k := range key.All() {
 			code, err := compile(k, t)
 			if err != nil {
 				return nil, fmt.Errorf("%s %+v: %w", t.goarch, k, err)
 			}
-			fmt.Fprintf(&b, "{Profile: %s, AllowNetwork: %t, UnixSockets: %t, TCPPorts: %t, Guard: %t}: {\n",
+			fmt.Fprintf(&b, "{Key{Profile: %s, AllowNetwork: %t, UnixSockets: %t, TCPPorts: %t, Guard: %t}, \"\" +\n",
 				profileName(k.Profile), k.AllowNetwork, k.UnixSockets, k.TCPPorts, k.Guard)
 			for i := 0; i < len(code); i += 8 {
-				for _, c := range code[i : i+8] {
-					fmt.Fprintf(&b, "0x%02x, ", c)
+				sep := " +"
+				if i+8 >= len(code) {
+					sep = "},"
 				}
-				b.WriteString("\n")
+				fmt.Fprintf(&b, "%q%s\n", hex.EncodeToString(code[i:i+8]), sep)
 			}
-			b.WriteString("},\n")
 		}
 		b.WriteString("}\n")
 		if err := put(files, "programs_linux_"+t.goarch+".go", b.Bytes()); err != nil {
@@ -119,9 +121,9 @@ func generate() (map[string][]byte, error) {
 	b.Reset()
 	fmt.Fprintf(&b, "%s\n\n//go:build linux && !%s\n\n", headerLine(), strings.Join(goarches, " && !"))
 	b.WriteString("package seccompfilter\n\n")
-	b.WriteString("// programs is nil: no program was generated for this architecture, and\n")
+	b.WriteString("// programs is empty: no program was generated for this architecture, and\n")
 	b.WriteString("// Available says so.\n")
-	b.WriteString("var programs map[Key][]byte\n")
+	b.WriteString("var programs []program\n")
 	if err := put(files, "programs_linux_other.go", b.Bytes()); err != nil {
 		return nil, err
 	}
