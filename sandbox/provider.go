@@ -237,14 +237,6 @@ func dropVar(env []string, name string) []string {
 	return out
 }
 
-func convertGaps(gs []vocab.Gap) []Gap {
-	out := make([]Gap, len(gs))
-	for i, g := range gs {
-		out[i] = Gap{Area: g.Area, Reason: g.Reason}
-	}
-	return out
-}
-
 // Diagnosis is what Diagnose found: the machine's features, every
 // candidate's probe verdict, and the runner a Wrap would use.
 type Diagnosis struct {

@@ -111,7 +111,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	w.Path, w.Args = exe, args
 	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
-	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, n.abi(), os.Lstat))
+	w.Gaps = vocab.NamespaceGaps(spec, n.abi(), os.Lstat)
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,

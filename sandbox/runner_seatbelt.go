@@ -73,9 +73,7 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
 	w.Path = path
-	for _, g := range append(seatbelt.Gaps(ss), prof.Gaps()...) {
-		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
-	}
+	w.Gaps = append(append(w.Gaps, seatbelt.Gaps(ss)...), prof.Gaps()...)
 	w.DenialSignatures = seatbelt.DenialSignatures(ss)
 	// Compilers' module caches live in the per-user cache directory the
 	// profile keeps closed: point them into the wrap's temp dir.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os/exec"
 	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // Enforcement says how complete a wrap's confinement is.
@@ -16,16 +18,15 @@ const (
 	Partial Enforcement = "partial"
 )
 
-// Gap names one part of the policy a runner does not enforce.
-type Gap struct {
-	// Area is "fs", "net", "ipc" or "proc".
-	Area string `json:"area"`
-	// Reason says what is not enforced and why.
-	Reason string `json:"reason"`
-}
-
-// String returns "area: reason".
-func (g Gap) String() string { return g.Area + ": " + g.Reason }
+// Gap names one part of the policy a runner does not enforce. It has two
+// fields: Area, the class of confinement ("fs", "net", "ipc" or "proc", or
+// "classify" for the report of a result rather than the confinement
+// itself), and Reason, what is not enforced and why. In JSON they are
+// "area" and "reason"; String returns "area: reason".
+//
+// Gap is the type the launchers' notice lines are made from (an alias, so
+// the provider's report and the launcher's notice cannot drift apart).
+type Gap = vocab.Gap
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with
 // Args (Args[0] is the launcher name the re-executed binary dispatches on),

@@ -3,6 +3,8 @@ package seatbelt
 import (
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 func TestIsRunnerFailure(t *testing.T) {
@@ -64,7 +66,7 @@ func TestDenialSignatures(t *testing.T) {
 }
 
 func TestGaps(t *testing.T) {
-	reasons := func(gs []Gap) string {
+	reasons := func(gs []vocab.Gap) string {
 		var b strings.Builder
 		for _, g := range gs {
 			if g.Area == "" || g.Reason == "" {

@@ -166,7 +166,7 @@ type Session struct {
 	// WriteRoots are the plan's write roots with their SIDs.
 	WriteRoots []WriteRoot
 	// Gaps are every gap of this wrap: Gaps() plus the policy's own.
-	Gaps []Gap
+	Gaps []vocab.Gap
 
 	m       *Manager
 	mu      sync.Mutex

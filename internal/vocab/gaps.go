@@ -6,9 +6,14 @@ import (
 	"strings"
 )
 
-// Gap names one part of a policy that a runner could not enforce.
+// Gap names one part of a policy that a runner could not enforce. It is the
+// one gap type of the project: the provider's report (sandbox.Gap is this
+// type), the launchers' notice lines, and the gaps the seatbelt and winacl
+// packages predict.
 type Gap struct {
-	// Area is the class of confinement: "fs", "net", "ipc" or "proc".
+	// Area is the class of confinement: "fs", "net", "ipc" or "proc", or
+	// "classify" (the report of a result, rather than the confinement
+	// itself).
 	Area string `json:"area"`
 	// Reason says what is not enforced and why.
 	Reason string `json:"reason"`
