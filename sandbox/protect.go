@@ -773,7 +773,7 @@ func (w *linkWalk) walk(top, dir string, depth int) {
 			if slices.Contains(w.roots, t) {
 				// Protecting a whole writable root would make the
 				// workspace read-only: say what stays open instead.
-				w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
+				w.gaps = append(w.gaps, Gap{Area: AreaFS, Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
 				continue
 			}
 			if underAny(t, w.roots) {
@@ -809,7 +809,7 @@ func (w *linkWalk) resolve(p string) (string, bool) {
 
 func (w *linkWalk) truncated(top string) {
 	if len(w.gaps) == 0 {
-		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
+		w.gaps = append(w.gaps, Gap{Area: AreaFS, Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
 	}
 }
 

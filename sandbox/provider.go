@@ -33,6 +33,21 @@ type Config struct {
 	Resolver Resolver `json:"-"`
 }
 
+// The runners' names, as Config.Runners, Wrapped.Runner, Error.Runner,
+// Runners and Diagnosis spell them.
+const (
+	// RunnerNamespaces: Linux, the ns-run launcher (user, mount, pid, IPC
+	// and network namespaces, with Landlock and seccomp).
+	RunnerNamespaces = "namespaces"
+	// RunnerLandlock: Linux, the landlock-run launcher (Landlock and
+	// seccomp, no namespaces).
+	RunnerLandlock = "landlock"
+	// RunnerSeatbelt: macOS, sandbox-exec with a generated profile.
+	RunnerSeatbelt = "seatbelt"
+	// RunnerWinACL: Windows, a write-restricted token and ACLs.
+	RunnerWinACL = "winacl"
+)
+
 // Provider wraps commands in the local sandbox. It stores only the
 // mechanism and the cached runner verdict; policy is per call. Safe for
 // concurrent use.

@@ -16,7 +16,7 @@ type landlockRunner struct {
 	abi func() int // the kernel's Landlock ABI; tests may fake it
 }
 
-func (landlockRunner) name() string { return "landlock" }
+func (landlockRunner) name() string { return RunnerLandlock }
 
 func (l landlockRunner) ready() error {
 	if _, err := launcherPath(); err != nil {

@@ -23,7 +23,7 @@ type namespacesRunner struct {
 	abi func() int // the kernel's Landlock ABI; tests may fake it
 }
 
-func (namespacesRunner) name() string { return "namespaces" }
+func (namespacesRunner) name() string { return RunnerNamespaces }
 
 func (n namespacesRunner) ready() error {
 	if err := cgoLaunchers(); err != nil {

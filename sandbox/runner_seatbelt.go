@@ -20,7 +20,7 @@ type seatbeltRunner struct {
 	exe  func() (string, error) // the provider's own binary, run as the seatbelt-run step (launcherPath; tests fake it)
 }
 
-func (seatbeltRunner) name() string { return "seatbelt" }
+func (seatbeltRunner) name() string { return RunnerSeatbelt }
 
 func (s seatbeltRunner) ready() error {
 	if _, err := s.exe(); err != nil {

@@ -52,7 +52,7 @@ func newWinACLRunner(sys winacl.System, exe func() (string, error)) winaclRunner
 	return winaclRunner{mgr: m, mgrErr: err, exe: exe, st: &winaclState{pending: map[*Wrapped]*winacl.Session{}}}
 }
 
-func (winaclRunner) name() string { return "winacl" }
+func (winaclRunner) name() string { return RunnerWinACL }
 
 // manager returns the Manager, running Recover the first time.
 func (r winaclRunner) manager() (*winacl.Manager, error) {

@@ -66,7 +66,7 @@ func (p Profile) Gaps() []vocab.Gap {
 	if len(p.Unguarded) == 0 {
 		return nil
 	}
-	return []vocab.Gap{{Area: "fs", Reason: "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
+	return []vocab.Gap{{Area: vocab.AreaFS, Reason: "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
 		"a character other than A-Z, a-z, 0-9, '.', '_' and '-': on a case-insensitive volume (the macOS default) the command " +
 		"can create them under another letter case that git and other readers still find: " + strings.Join(p.Unguarded, ", ")}}
 }
@@ -79,30 +79,30 @@ func Gaps(spec Spec) []vocab.Gap {
 	protected := len(spec.ReadOnlySubpaths) > 0 || len(spec.DenyRead) > 0
 	var gaps []vocab.Gap
 	if protected {
-		gaps = append(gaps, vocab.Gap{Area: "fs", Reason: "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
 			"but a hard link that already exists outside the protected paths (made before the command ran) " +
 			"is a second name the rules do not cover"})
 	}
 	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
-		gaps = append(gaps, vocab.Gap{Area: "fs", Reason: "read-only subpaths are fixed when the profile is built: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "read-only subpaths are fixed when the profile is built: " +
 			"a git submodule or worktree the command creates later has writable hooks and config"})
 	}
 	if writable {
-		gaps = append(gaps, vocab.Gap{Area: "fs", Reason: "the profile does not filter the kind of node created: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "the profile does not filter the kind of node created: " +
 			"a command running as root (through passwordless sudo, say) can create a device node " +
 			"under a writable path and reach a disk through it"})
 	}
 	if !spec.AllowNetwork && len(spec.LoopbackPorts) > 0 && spec.TrustServices {
-		gaps = append(gaps, vocab.Gap{Area: "net", Reason: "the system's certificate trust services (trustd) are reachable, for TLS through the domain proxy: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaNet, Reason: "the system's certificate trust services (trustd) are reachable, for TLS through the domain proxy: " +
 			"trustd may fetch intermediate certificates and revocation data from addresses a certificate names, outside the sandbox"})
 	}
 	gaps = append(gaps,
-		vocab.Gap{Area: "proc", Reason: "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
+		vocab.Gap{Area: vocab.AreaProc, Reason: "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
 			"the command can read the name, owner and parent of any process, though not its arguments or environment"},
-		vocab.Gap{Area: "ipc", Reason: "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
+		vocab.Gap{Area: vocab.AreaIPC, Reason: "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
 			"the command can open such an object of a host process if it knows the name"},
-		vocab.Gap{Area: "ipc", Reason: "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
-		vocab.Gap{Area: "classify", Reason: "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
+		vocab.Gap{Area: vocab.AreaIPC, Reason: "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
+		vocab.Gap{Area: vocab.AreaClassify, Reason: "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
 			"cannot tell sandbox-exec's own failure from a command whose first stderr line starts with \"sandbox-exec:\""},
 	)
 	return gaps
