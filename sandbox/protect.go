@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -403,26 +404,22 @@ func (c dirCache) resolveDirs(p string) string {
 // insideGitDir reports whether p lies inside the .git of one of roots.
 func insideGitDir(p string, roots []string) bool {
 	for _, r := range roots {
-		if dotgit := filepath.Join(r, ".git"); p != dotgit && within(p, dotgit) {
+		if dotgit := filepath.Join(r, ".git"); p != dotgit && nativepath.Within(p, dotgit) {
 			return true
 		}
 	}
 	return false
 }
 
+// underAny reports whether p is one of roots or beneath one of them
+// (nativepath.Within).
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if within(p, r) {
+		if nativepath.Within(p, r) {
 			return true
 		}
 	}
 	return false
-}
-
-// within reports whether p is root or beneath it (both clean and absolute).
-func within(p, root string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // configTargets returns what a protected git config points at that git

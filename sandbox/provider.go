@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -169,7 +170,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 // attacker's file, unconfined, before any rule applies.
 func launcherOutsideWritable(path string, spec vocab.Spec) error {
 	for _, root := range append(append([]string(nil), spec.Writable...), spec.TempDir) {
-		if root != "" && within(path, root) {
+		if root != "" && nativepath.Within(path, root) {
 			return invalidf("the launcher binary %s is inside the writable root %s: a command could replace it and run the next command unconfined; move the binary or the root", path, root)
 		}
 	}
@@ -185,7 +186,7 @@ func tempOutsideWritable(roots []string) error {
 		base = real
 	}
 	for _, root := range roots {
-		if within(base, root) {
+		if nativepath.Within(base, root) {
 			return invalidf("the writable root %s holds the temp directory %s, where every wrap keeps its private temp dir and the runner verdict: a command could write other commands' temp dirs; grant a directory below it, or set TMPDIR elsewhere", root, base)
 		}
 	}

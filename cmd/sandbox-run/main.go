@@ -80,6 +80,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/procsig"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/launcher"
@@ -346,8 +347,7 @@ func inside(dir, root string) bool {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return nativepath.Within(dir, root)
 }
 
 // absolute makes a command-line path absolute against the current

@@ -67,7 +67,7 @@ func LandlockGaps(abi int, s Spec) []Gap {
 		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
 	}
 	for _, d := range s.DenyRead {
-		if under(d, s.Writable) {
+		if WithinAny(d, s.Writable) {
 			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("deny-read path %s is inside a writable root and stays readable: landlock cannot narrow a writable root (needs the namespaces runner)", d)})
 		}
 	}
@@ -139,24 +139,6 @@ func linkAbove(p string, roots []string, lstat func(string) (fs.FileInfo, error)
 		}
 	}
 	return ""
-}
-
-// under reports whether p is one of roots or beneath one of them.
-func under(p string, roots []string) bool {
-	for _, r := range roots {
-		if Within(p, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// Within reports whether the clean absolute path p is root or beneath it.
-func Within(p, root string) bool {
-	if root == "/" {
-		return true
-	}
-	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
 }
 
 // ErrPortsNeedTCPRules is why a landlock wrap with loopback ports (the
@@ -250,7 +232,7 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, above)})
 	}
 	for _, d := range s.DenyRead {
-		if !under(d, s.Writable) {
+		if !WithinAny(d, s.Writable) {
 			continue
 		}
 		if _, err := lstat(d); err != nil {
