@@ -217,7 +217,7 @@ func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	// command cannot write, must record the failure too.
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,
-		ExitCode:    winacl.ExitFatal,
+		ExitCode:    vocab.FatalExit,
 		FatalPrefix: vocab.FatalPrefix(vocab.WinACLRun, spec.Token),
 		StatusFile:  ls.StatusFile,
 	}

@@ -417,7 +417,7 @@ func TestWinACLWrap(t *testing.T) {
 				t.Errorf("session SID %s, ACEs on the dir %v", ls.SessionSID, f.aces(w.TempDir))
 			}
 
-			if w.RunnerFailure.Kind != RuleExitAndLine || w.RunnerFailure.ExitCode != vocab.FatalExit || winacl.ExitFatal != vocab.FatalExit ||
+			if w.RunnerFailure.Kind != RuleExitAndLine || w.RunnerFailure.ExitCode != vocab.FatalExit ||
 				w.RunnerFailure.FatalPrefix != vocab.FatalPrefix(vocab.WinACLRun, tok) || w.RunnerFailure.StatusFile != ls.StatusFile || ls.StatusFile == "" {
 				t.Errorf("rule %+v (launcher status file %q)", w.RunnerFailure, ls.StatusFile)
 			}

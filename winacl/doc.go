@@ -33,7 +33,7 @@
 //
 //	spec, err := winacl.NewLaunchSpec(writeRoots, sessionDir, argv, dir, os.Environ())
 //	code, err := winacl.Run(spec, os.Stderr)
-//	// err (a *LaunchError): print the fatal line with err.Error(), exit winacl.ExitFatal
+//	// err (a *LaunchError): print the fatal line with err.Error(), exit vocab.FatalExit
 //	// otherwise os.Exit(code): the command's own exit code, or 127/126
 //
 // # How writes are confined
