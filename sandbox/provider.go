@@ -130,7 +130,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Enforcement = Partial
 		if r.requireFull {
 			w.Cleanup()
-			return nil, unavailable(run.name(), "full enforcement required, but: "+gapList(w.Gaps), nil)
+			return nil, unavailable(run.name(), "full enforcement required, but: "+vocab.JoinGaps(w.Gaps), nil)
 		}
 	}
 	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
@@ -232,14 +232,6 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	}
 	w.cleanup = func() error { return removeTemp(tmp) }
 	return nil
-}
-
-func gapList(gaps []Gap) string {
-	parts := make([]string, len(gaps))
-	for i, g := range gaps {
-		parts[i] = g.String()
-	}
-	return strings.Join(parts, "; ")
 }
 
 // dropVar returns env without the variable name.

@@ -114,7 +114,7 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 		if err != nil {
 			return r.prepareError(err)
 		}
-		return unavailable(r.name(), "full enforcement required, but: "+gapList(append(winacl.Gaps(), pl.Gaps...)), nil)
+		return unavailable(r.name(), "full enforcement required, but: "+vocab.JoinGaps(append(winacl.Gaps(), pl.Gaps...)), nil)
 	}
 	s, err := m.Prepare(req)
 	if err != nil {

@@ -20,6 +20,17 @@ type Gap struct {
 // String returns "area: reason".
 func (g Gap) String() string { return string(g.Area) + ": " + g.Reason }
 
+// JoinGaps formats gaps as their String forms joined by "; ": the list a
+// notice line, a "full enforcement required" refusal and the CLI's notice
+// carry.
+func JoinGaps(gaps []Gap) string {
+	parts := make([]string, len(gaps))
+	for i, g := range gaps {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Area is the class of confinement a Gap is about; in JSON and in String,
 // its value ("fs", "net", ...).
 type Area string

@@ -71,11 +71,7 @@ func NoticeLine(name string, gaps []Gap) string {
 	if len(gaps) == 0 {
 		return ""
 	}
-	parts := make([]string, len(gaps))
-	for i, g := range gaps {
-		parts[i] = g.String()
-	}
-	return NoticePrefix(name) + OneLine(strings.Join(parts, "; "))
+	return NoticePrefix(name) + OneLine(JoinGaps(gaps))
 }
 
 // ProbeOKLine is what a launcher in probe mode prints on stdout when it
