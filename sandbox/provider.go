@@ -60,7 +60,10 @@ type Provider struct {
 	fsys  fileSystem
 }
 
-// LocalSandboxProvider is the name the product description uses for Provider.
+// LocalSandboxProvider is Provider under the name the product's
+// description gives the local sandbox provider, so that a consumer written
+// against that description compiles. It is an alias: the same type, with
+// nothing of its own; new code can use Provider.
 type LocalSandboxProvider = Provider
 
 // New returns a provider for cfg. Nothing is probed until the first Wrap

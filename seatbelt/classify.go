@@ -1,7 +1,6 @@
 package seatbelt
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -20,23 +19,6 @@ const RunnerFailurePrefix = "sandbox-exec:"
 // report that the command could not be executed ("seatbelt-run: execvp()
 // of ...", exit 127 or 126) is the command's outcome, like env(1)'s.
 const StepFailurePrefix = vocab.SeatbeltRun + ": fatal: "
-
-// IsRunnerFailure applies the runner-failure rule to what the wrapped
-// command wrote to standard error, given whether the seatbelt-run step
-// reported the sandbox applied (on the descriptor that
-// SANDBOX_LOCAL_APPLIED_FD names): sandbox-exec and the step fail before
-// they exec, so their message can only be the first line;
-// that line must start with RunnerFailurePrefix or StepFailurePrefix, and
-// no report may have come (after one, the command ran and the line is its
-// own). It returns the line.
-func IsRunnerFailure(stderr []byte, applied bool) (string, bool) {
-	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
-	line := strings.TrimSuffix(string(first), "\r")
-	if !applied && (strings.HasPrefix(line, RunnerFailurePrefix) || strings.HasPrefix(line, StepFailurePrefix)) {
-		return line, true
-	}
-	return "", false
-}
 
 // DenialSignatures returns the stderr fragments that mean the sandbox
 // likely refused the command something, for spec. Seatbelt refuses with

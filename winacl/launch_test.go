@@ -372,7 +372,7 @@ func TestLaunchSpecMatchesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(spec.WriteSIDs) != fmt.Sprint(s.WriteSIDs()) || spec.SessionSID != s.SID || spec.StatusFile != s.StatusFile() {
+	if fmt.Sprint(spec.WriteSIDs) != fmt.Sprint(s.writeSIDs()) || spec.SessionSID != s.SID || spec.StatusFile != s.StatusFile() {
 		t.Errorf("launcher spec %+v does not match session %+v", spec, s)
 	}
 	for _, bad := range []LaunchSpec{
