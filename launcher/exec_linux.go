@@ -8,15 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-)
 
-// Exit statuses for a command that could not be started inside the
-// sandbox, as env(1) and POSIX shells use them. They are not launcher
-// failures: the confinement was in place and the command was looked up in
-// it.
-const (
-	exitNotFound      = 127
-	exitNotExecutable = 126
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // execCommand replaces the process with argv and env, looking argv[0] up
@@ -34,9 +27,9 @@ func execCommand(name string, argv, env []string) int {
 func reportExecError(name, cmd string, err error) int {
 	fmt.Fprintf(os.Stderr, "%s: %s: %v\n", name, cmd, unwrapPathError(err))
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return exitNotFound
+		return vocab.ExitNotFound
 	}
-	return exitNotExecutable
+	return vocab.ExitNotExecutable
 }
 
 func unwrapPathError(err error) error {
@@ -61,7 +54,7 @@ func lookCommand(name, cmd string) (string, int) {
 	var ee *exec.Error
 	if errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound) {
 		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", name, cmd)
-		return "", exitNotFound
+		return "", vocab.ExitNotFound
 	}
 	return "", reportExecError(name, cmd, err)
 }

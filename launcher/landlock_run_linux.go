@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter"
@@ -44,7 +43,7 @@ func landlockRun(args []string) {
 	}
 	if spec.RequireFull {
 		if gaps := vocab.LandlockGaps(abi, spec); len(gaps) > 0 {
-			fatal(name, token, "full enforcement required, but: %s", joinGaps(gaps))
+			fatal(name, token, "full enforcement required, but: %s", vocab.JoinGaps(gaps))
 		}
 	}
 	if spec.Dir != "" {
@@ -214,12 +213,4 @@ func probeWrites(spec vocab.Spec) error {
 		return fmt.Errorf("write to %s failed with %v, want EACCES or EROFS", denied, err)
 	}
 	return nil
-}
-
-func joinGaps(gaps []vocab.Gap) string {
-	parts := make([]string, len(gaps))
-	for i, g := range gaps {
-		parts[i] = g.String()
-	}
-	return strings.Join(parts, "; ")
 }

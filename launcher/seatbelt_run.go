@@ -30,13 +30,6 @@ type seatbeltStep struct {
 	stderr io.Writer
 }
 
-// Exit statuses of the step when it cannot exec the command, as env(1)
-// and shells use them: not found, found but not executable.
-const (
-	stepNotFound   = 127
-	stepCannotExec = 126
-)
-
 // defaultPath is execvp's search path on darwin when PATH is unset.
 const defaultPath = "/usr/bin:/bin"
 
@@ -72,9 +65,9 @@ func (s seatbeltStep) run(args []string) int {
 	}
 	fmt.Fprintf(s.stderr, "%s: execvp() of '%s' failed: %v\n", vocab.SeatbeltRun, vocab.OneLine(argv[0]), err)
 	if errors.Is(err, syscall.ENOENT) {
-		return stepNotFound
+		return vocab.ExitNotFound
 	}
-	return stepCannotExec
+	return vocab.ExitNotExecutable
 }
 
 func (s seatbeltStep) fatal(reason string) int {

@@ -35,7 +35,8 @@ void sbx_passed_signals(sigset_t *set);
 int sbx_die_with_spawner(void);
 
 // sbx_within reports whether the clean absolute path p is root or lies
-// beneath it.
+// beneath it: the C twin of vocab.Within (internal/vocab/within.go), for
+// the code that runs before the Go runtime; the two must agree.
 int sbx_within(const char *p, const char *root);
 
 // sbx_die_of ends the process by sig, the signal the command died of, so

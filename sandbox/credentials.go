@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 )
 
 // credentialPaths are the places, relative to the home directory, where
@@ -112,12 +114,12 @@ func defaultDenied(allow, roots []string) []string {
 next:
 	for _, d := range DefaultDenyRead() {
 		for _, a := range allow {
-			if within(d, a) {
+			if nativepath.Within(d, a) {
 				continue next
 			}
 		}
 		for _, r := range roots {
-			if within(r, d) {
+			if nativepath.Within(r, d) {
 				continue next
 			}
 		}

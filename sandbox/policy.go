@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 )
 
 // Mode says where a command may write.
@@ -400,7 +402,7 @@ func resolveOutside(p string, roots []string) (string, error) {
 	hops := 0
 	return resolveFrom("/", p, func(link string) error {
 		for _, r := range roots {
-			if within(link, r) {
+			if nativepath.Within(link, r) {
 				return fmt.Errorf("%s is a symlink inside the writable root %s, which a command could have planted: give the real path", link, r)
 			}
 		}
@@ -466,12 +468,12 @@ func saneWritable(what, d string) error {
 		return invalidf("%s %q is the root directory", what, d)
 	}
 	for _, k := range []string{"/proc", "/sys", "/dev"} {
-		if within(d, k) {
+		if nativepath.Within(d, k) {
 			return invalidf("%s %q is inside %s", what, d, k)
 		}
 	}
 	if home, ok := realHome(); ok {
-		if within(home, d) {
+		if nativepath.Within(home, d) {
 			return invalidf("%s %q is the home directory %q or contains it", what, d, home)
 		}
 	}
@@ -521,11 +523,11 @@ func deniedLinkTargets(deny *pathList, denyDirs, writable []string) {
 	var budget int
 	roots := slices.Clone(deny.list)
 	target := func(real string) bool {
-		if real == home || !within(real, home) || underAny(real, roots) {
+		if real == home || !nativepath.Within(real, home) || underAny(real, roots) {
 			return false
 		}
 		for _, w := range writable {
-			if within(w, real) {
+			if nativepath.Within(w, real) {
 				return false
 			}
 		}

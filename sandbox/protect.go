@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -403,26 +404,22 @@ func (c dirCache) resolveDirs(p string) string {
 // insideGitDir reports whether p lies inside the .git of one of roots.
 func insideGitDir(p string, roots []string) bool {
 	for _, r := range roots {
-		if dotgit := filepath.Join(r, ".git"); p != dotgit && within(p, dotgit) {
+		if dotgit := filepath.Join(r, ".git"); p != dotgit && nativepath.Within(p, dotgit) {
 			return true
 		}
 	}
 	return false
 }
 
+// underAny reports whether p is one of roots or beneath one of them
+// (nativepath.Within).
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if within(p, r) {
+		if nativepath.Within(p, r) {
 			return true
 		}
 	}
 	return false
-}
-
-// within reports whether p is root or beneath it (both clean and absolute).
-func within(p, root string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // configTargets returns what a protected git config points at that git
@@ -773,7 +770,7 @@ func (w *linkWalk) walk(top, dir string, depth int) {
 			if slices.Contains(w.roots, t) {
 				// Protecting a whole writable root would make the
 				// workspace read-only: say what stays open instead.
-				w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
+				w.gaps = append(w.gaps, Gap{Area: AreaFS, Reason: fmt.Sprintf("%s in a hooks directory links to the writable root %s, which is not made read-only: what a hook reads through it stays writable", p, t)})
 				continue
 			}
 			if underAny(t, w.roots) {
@@ -809,7 +806,7 @@ func (w *linkWalk) resolve(p string) (string, bool) {
 
 func (w *linkWalk) truncated(top string) {
 	if len(w.gaps) == 0 {
-		w.gaps = append(w.gaps, Gap{Area: "fs", Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
+		w.gaps = append(w.gaps, Gap{Area: AreaFS, Reason: fmt.Sprintf("the hooks directories and protected links of this wrap hold more than %d entries or %d symlinks (the walk stopped in %s): the rest were not examined, so a hook there may run a file the command can write", maxHookEntries, maxHookLinks, top)})
 	}
 }
 

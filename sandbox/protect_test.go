@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 )
 
 func mkfile(t *testing.T, p, content string) {
@@ -121,7 +123,7 @@ func TestProtectedPathsTooDeep(t *testing.T) {
 	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	covered := false
 	for _, p := range got {
-		covered = covered || within(filepath.Join(deep, "hooks"), p)
+		covered = covered || nativepath.Within(filepath.Join(deep, "hooks"), p)
 	}
 	if !covered {
 		t.Fatalf("a git dir past the depth limit is not covered: %q", got)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/hostinfo"
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -33,6 +34,21 @@ type Config struct {
 	Resolver Resolver `json:"-"`
 }
 
+// The runners' names, as Config.Runners, Wrapped.Runner, Error.Runner,
+// Runners and Diagnosis spell them.
+const (
+	// RunnerNamespaces: Linux, the ns-run launcher (user, mount, pid, IPC
+	// and network namespaces, with Landlock and seccomp).
+	RunnerNamespaces = "namespaces"
+	// RunnerLandlock: Linux, the landlock-run launcher (Landlock and
+	// seccomp, no namespaces).
+	RunnerLandlock = "landlock"
+	// RunnerSeatbelt: macOS, sandbox-exec with a generated profile.
+	RunnerSeatbelt = "seatbelt"
+	// RunnerWinACL: Windows, a write-restricted token and ACLs.
+	RunnerWinACL = "winacl"
+)
+
 // Provider wraps commands in the local sandbox. It stores only the
 // mechanism and the cached runner verdict; policy is per call. Safe for
 // concurrent use.
@@ -44,7 +60,10 @@ type Provider struct {
 	fsys  fileSystem
 }
 
-// LocalSandboxProvider is the name the product description uses for Provider.
+// LocalSandboxProvider is Provider under the name the product's
+// description gives the local sandbox provider, so that a consumer written
+// against that description compiles. It is an alias: the same type, with
+// nothing of its own; new code can use Provider.
 type LocalSandboxProvider = Provider
 
 // New returns a provider for cfg. Nothing is probed until the first Wrap
@@ -114,7 +133,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Enforcement = Partial
 		if r.requireFull {
 			w.Cleanup()
-			return nil, unavailable(run.name(), "full enforcement required, but: "+gapList(w.Gaps), nil)
+			return nil, unavailable(run.name(), "full enforcement required, but: "+vocab.JoinGaps(w.Gaps), nil)
 		}
 	}
 	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
@@ -154,7 +173,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 // attacker's file, unconfined, before any rule applies.
 func launcherOutsideWritable(path string, spec vocab.Spec) error {
 	for _, root := range append(append([]string(nil), spec.Writable...), spec.TempDir) {
-		if root != "" && within(path, root) {
+		if root != "" && nativepath.Within(path, root) {
 			return invalidf("the launcher binary %s is inside the writable root %s: a command could replace it and run the next command unconfined; move the binary or the root", path, root)
 		}
 	}
@@ -170,7 +189,7 @@ func tempOutsideWritable(roots []string) error {
 		base = real
 	}
 	for _, root := range roots {
-		if within(base, root) {
+		if nativepath.Within(base, root) {
 			return invalidf("the writable root %s holds the temp directory %s, where every wrap keeps its private temp dir and the runner verdict: a command could write other commands' temp dirs; grant a directory below it, or set TMPDIR elsewhere", root, base)
 		}
 	}
@@ -218,14 +237,6 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	return nil
 }
 
-func gapList(gaps []Gap) string {
-	parts := make([]string, len(gaps))
-	for i, g := range gaps {
-		parts[i] = g.String()
-	}
-	return strings.Join(parts, "; ")
-}
-
 // dropVar returns env without the variable name.
 func dropVar(env []string, name string) []string {
 	out := env[:0:0]
@@ -233,14 +244,6 @@ func dropVar(env []string, name string) []string {
 		if n, _, _ := strings.Cut(e, "="); n != name {
 			out = append(out, e)
 		}
-	}
-	return out
-}
-
-func convertGaps(gs []vocab.Gap) []Gap {
-	out := make([]Gap, len(gs))
-	for i, g := range gs {
-		out[i] = Gap{Area: g.Area, Reason: g.Reason}
 	}
 	return out
 }

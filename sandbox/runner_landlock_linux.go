@@ -16,7 +16,7 @@ type landlockRunner struct {
 	abi func() int // the kernel's Landlock ABI; tests may fake it
 }
 
-func (landlockRunner) name() string { return "landlock" }
+func (landlockRunner) name() string { return RunnerLandlock }
 
 func (l landlockRunner) ready() error {
 	if _, err := launcherPath(); err != nil {
@@ -67,7 +67,7 @@ func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	abi := l.abi()
 	w.Path, w.Args = exe, args
 	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
-	w.Gaps = convertGaps(vocab.LandlockGaps(abi, spec))
+	w.Gaps = vocab.LandlockGaps(abi, spec)
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,

@@ -23,7 +23,7 @@ type namespacesRunner struct {
 	abi func() int // the kernel's Landlock ABI; tests may fake it
 }
 
-func (namespacesRunner) name() string { return "namespaces" }
+func (namespacesRunner) name() string { return RunnerNamespaces }
 
 func (n namespacesRunner) ready() error {
 	if err := cgoLaunchers(); err != nil {
@@ -111,7 +111,7 @@ func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	w.Path, w.Args = exe, args
 	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
-	w.Gaps = convertGaps(vocab.NamespaceGaps(spec, n.abi(), os.Lstat))
+	w.Gaps = vocab.NamespaceGaps(spec, n.abi(), os.Lstat)
 	w.DenialSignatures = linuxDenialSignatures
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,

@@ -20,7 +20,7 @@ type seatbeltRunner struct {
 	exe  func() (string, error) // the provider's own binary, run as the seatbelt-run step (launcherPath; tests fake it)
 }
 
-func (seatbeltRunner) name() string { return "seatbelt" }
+func (seatbeltRunner) name() string { return RunnerSeatbelt }
 
 func (s seatbeltRunner) ready() error {
 	if _, err := s.exe(); err != nil {
@@ -73,9 +73,7 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
 	w.Path = path
-	for _, g := range append(seatbelt.Gaps(ss), prof.Gaps()...) {
-		w.Gaps = append(w.Gaps, Gap{Area: g.Area, Reason: g.Reason})
-	}
+	w.Gaps = append(append(w.Gaps, seatbelt.Gaps(ss)...), prof.Gaps()...)
 	w.DenialSignatures = seatbelt.DenialSignatures(ss)
 	// Compilers' module caches live in the per-user cache directory the
 	// profile keeps closed: point them into the wrap's temp dir.

@@ -52,7 +52,7 @@ func newWinACLRunner(sys winacl.System, exe func() (string, error)) winaclRunner
 	return winaclRunner{mgr: m, mgrErr: err, exe: exe, st: &winaclState{pending: map[*Wrapped]*winacl.Session{}}}
 }
 
-func (winaclRunner) name() string { return "winacl" }
+func (winaclRunner) name() string { return RunnerWinACL }
 
 // manager returns the Manager, running Recover the first time.
 func (r winaclRunner) manager() (*winacl.Manager, error) {
@@ -114,7 +114,7 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 		if err != nil {
 			return r.prepareError(err)
 		}
-		return unavailable(r.name(), "full enforcement required, but: "+gapList(winaclGaps(append(winacl.Gaps(), pl.Gaps...))), nil)
+		return unavailable(r.name(), "full enforcement required, but: "+vocab.JoinGaps(append(winacl.Gaps(), pl.Gaps...)), nil)
 	}
 	s, err := m.Prepare(req)
 	if err != nil {
@@ -209,7 +209,7 @@ func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 		return invalid("cannot encode the launcher arguments", err)
 	}
 	w.Path, w.Args = exe, args
-	w.Gaps = winaclGaps(s.Gaps)
+	w.Gaps = s.Gaps
 	w.DenialSignatures = append([]string(nil), windowsDenialSignatures...)
 	// A Windows exit code is any 32-bit value and the token is readable by
 	// the command (it may read its parent's command line), so the fatal
@@ -217,7 +217,7 @@ func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	// command cannot write, must record the failure too.
 	w.RunnerFailure = RunnerFailureRule{
 		Kind:        RuleExitAndLine,
-		ExitCode:    winacl.ExitFatal,
+		ExitCode:    vocab.FatalExit,
 		FatalPrefix: vocab.FatalPrefix(vocab.WinACLRun, spec.Token),
 		StatusFile:  ls.StatusFile,
 	}
@@ -236,14 +236,6 @@ var windowsDenialSignatures = []string{
 	"0x80070005",
 	"Permission denied",
 	"Operation not permitted",
-}
-
-func winaclGaps(gs []winacl.Gap) []Gap {
-	out := make([]Gap, len(gs))
-	for i, g := range gs {
-		out[i] = Gap{Area: g.Area, Reason: g.Reason}
-	}
-	return out
 }
 
 // winaclWirePath spells the canonical Windows path p in the form the

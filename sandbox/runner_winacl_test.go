@@ -417,11 +417,11 @@ func TestWinACLWrap(t *testing.T) {
 				t.Errorf("session SID %s, ACEs on the dir %v", ls.SessionSID, f.aces(w.TempDir))
 			}
 
-			if w.RunnerFailure.Kind != RuleExitAndLine || w.RunnerFailure.ExitCode != vocab.FatalExit || winacl.ExitFatal != vocab.FatalExit ||
+			if w.RunnerFailure.Kind != RuleExitAndLine || w.RunnerFailure.ExitCode != vocab.FatalExit ||
 				w.RunnerFailure.FatalPrefix != vocab.FatalPrefix(vocab.WinACLRun, tok) || w.RunnerFailure.StatusFile != ls.StatusFile || ls.StatusFile == "" {
 				t.Errorf("rule %+v (launcher status file %q)", w.RunnerFailure, ls.StatusFile)
 			}
-			if len(w.Gaps) < len(winacl.Gaps()) || !strings.Contains(gapList(w.Gaps), c.wantGap) || !strings.Contains(gapList(w.Gaps), `C:\Users\me\.ssh`) {
+			if len(w.Gaps) < len(winacl.Gaps()) || !strings.Contains(vocab.JoinGaps(w.Gaps), c.wantGap) || !strings.Contains(vocab.JoinGaps(w.Gaps), `C:\Users\me\.ssh`) {
 				t.Errorf("gaps %v", w.Gaps)
 			}
 			if !contains(w.DenialSignatures, "Access is denied") {

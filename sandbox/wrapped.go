@@ -4,6 +4,8 @@ import (
 	"context"
 	"os/exec"
 	"sync"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // Enforcement says how complete a wrap's confinement is.
@@ -16,16 +18,30 @@ const (
 	Partial Enforcement = "partial"
 )
 
-// Gap names one part of the policy a runner does not enforce.
-type Gap struct {
-	// Area is "fs", "net", "ipc" or "proc".
-	Area string `json:"area"`
-	// Reason says what is not enforced and why.
-	Reason string `json:"reason"`
-}
+// Gap names one part of the policy a runner does not enforce. It has two
+// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc or
+// AreaClassify), the class of confinement, and Reason (a string), what is
+// not enforced and why. In JSON they are "area" and "reason"; String
+// returns "area: reason".
+//
+// Gap is the type the launchers' notice lines are made from (an alias, so
+// the provider's report and the launcher's notice cannot drift apart).
+type Gap = vocab.Gap
 
-// String returns "area: reason".
-func (g Gap) String() string { return g.Area + ": " + g.Reason }
+// Area is the class of confinement a Gap is about, a string: "fs", "net",
+// "ipc", "proc" or "classify".
+type Area = vocab.Area
+
+// The areas of a Gap.
+const (
+	AreaFS   = vocab.AreaFS   // "fs": the file system (writes, reads, lookups)
+	AreaNet  = vocab.AreaNet  // "net": the network
+	AreaIPC  = vocab.AreaIPC  // "ipc": other processes reached by IPC, sockets or signals
+	AreaProc = vocab.AreaProc // "proc": other processes seen (their metadata, memory)
+	// AreaClassify ("classify"): the report of a result (telling a runner
+	// failure from the command's own), rather than the confinement itself.
+	AreaClassify = vocab.AreaClassify
+)
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with
 // Args (Args[0] is the launcher name the re-executed binary dispatches on),

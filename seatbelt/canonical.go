@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // FS is the part of a file system that canonicalisation reads. OSFS is the
@@ -196,10 +198,10 @@ func (r *resolver) resolve(p string, followFinal bool) (resolution, error) {
 // commonAncestor returns the deepest path that is a or an ancestor of a and
 // also b or an ancestor of b (clean absolute paths).
 func commonAncestor(a, b string) string {
-	for !within(a, b) && !within(b, a) {
+	for !vocab.Within(a, b) && !vocab.Within(b, a) {
 		b = parentOf(b)
 	}
-	if within(a, b) {
+	if vocab.Within(a, b) {
 		return b
 	}
 	return a

@@ -1,7 +1,6 @@
 package seatbelt
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -20,23 +19,6 @@ const RunnerFailurePrefix = "sandbox-exec:"
 // report that the command could not be executed ("seatbelt-run: execvp()
 // of ...", exit 127 or 126) is the command's outcome, like env(1)'s.
 const StepFailurePrefix = vocab.SeatbeltRun + ": fatal: "
-
-// IsRunnerFailure applies the runner-failure rule to what the wrapped
-// command wrote to standard error, given whether the seatbelt-run step
-// reported the sandbox applied (on the descriptor that
-// SANDBOX_LOCAL_APPLIED_FD names): sandbox-exec and the step fail before
-// they exec, so their message can only be the first line;
-// that line must start with RunnerFailurePrefix or StepFailurePrefix, and
-// no report may have come (after one, the command ran and the line is its
-// own). It returns the line.
-func IsRunnerFailure(stderr []byte, applied bool) (string, bool) {
-	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
-	line := strings.TrimSuffix(string(first), "\r")
-	if !applied && (strings.HasPrefix(line, RunnerFailurePrefix) || strings.HasPrefix(line, StepFailurePrefix)) {
-		return line, true
-	}
-	return "", false
-}
 
 // DenialSignatures returns the stderr fragments that mean the sandbox
 // likely refused the command something, for spec. Seatbelt refuses with
@@ -59,25 +41,14 @@ func DenialSignatures(spec Spec) []string {
 	return sigs
 }
 
-// Gap is one part of a policy that the profile does not hold.
-type Gap struct {
-	// Area is the class of confinement: "fs", "ipc", "proc", or "classify"
-	// (the report of a result, rather than the confinement itself).
-	Area string `json:"area"`
-	// Reason says what is not held and why.
-	Reason string `json:"reason"`
-}
-
-func (g Gap) String() string { return g.Area + ": " + g.Reason }
-
 // Gaps returns what this profile cannot hold beyond Gaps of its spec: the
 // protected spellings that do not exist yet and that its case-insensitive
 // rule cannot write (Unguarded). Each call returns a new slice.
-func (p Profile) Gaps() []Gap {
+func (p Profile) Gaps() []vocab.Gap {
 	if len(p.Unguarded) == 0 {
 		return nil
 	}
-	return []Gap{{"fs", "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
+	return []vocab.Gap{{Area: vocab.AreaFS, Reason: "these protected paths do not exist yet and are matched only as spelled, since a name they lack holds " +
 		"a character other than A-Z, a-z, 0-9, '.', '_' and '-': on a case-insensitive volume (the macOS default) the command " +
 		"can create them under another letter case that git and other readers still find: " + strings.Join(p.Unguarded, ", ")}}
 }
@@ -85,35 +56,35 @@ func (p Profile) Gaps() []Gap {
 // Gaps returns what the profile built from spec cannot hold. Some gaps are
 // always present (Seatbelt has no answer to them), so enforcement under
 // this runner is always partial. Each call returns a new slice.
-func Gaps(spec Spec) []Gap {
+func Gaps(spec Spec) []vocab.Gap {
 	writable := len(spec.WritableRoots) > 0 || spec.TempDir != ""
 	protected := len(spec.ReadOnlySubpaths) > 0 || len(spec.DenyRead) > 0
-	var gaps []Gap
+	var gaps []vocab.Gap
 	if protected {
-		gaps = append(gaps, Gap{"fs", "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "Seatbelt rules match names, not files: the profile denies hard-linking a protected path, " +
 			"but a hard link that already exists outside the protected paths (made before the command ran) " +
 			"is a second name the rules do not cover"})
 	}
 	if len(spec.WritableRoots) > 0 && len(spec.ReadOnlySubpaths) > 0 {
-		gaps = append(gaps, Gap{"fs", "read-only subpaths are fixed when the profile is built: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "read-only subpaths are fixed when the profile is built: " +
 			"a git submodule or worktree the command creates later has writable hooks and config"})
 	}
 	if writable {
-		gaps = append(gaps, Gap{"fs", "the profile does not filter the kind of node created: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaFS, Reason: "the profile does not filter the kind of node created: " +
 			"a command running as root (through passwordless sudo, say) can create a device node " +
 			"under a writable path and reach a disk through it"})
 	}
 	if !spec.AllowNetwork && len(spec.LoopbackPorts) > 0 && spec.TrustServices {
-		gaps = append(gaps, Gap{"net", "the system's certificate trust services (trustd) are reachable, for TLS through the domain proxy: " +
+		gaps = append(gaps, vocab.Gap{Area: vocab.AreaNet, Reason: "the system's certificate trust services (trustd) are reachable, for TLS through the domain proxy: " +
 			"trustd may fetch intermediate certificates and revocation data from addresses a certificate names, outside the sandbox"})
 	}
 	gaps = append(gaps,
-		Gap{"proc", "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
+		vocab.Gap{Area: vocab.AreaProc, Reason: "the kern.proc.pid sysctl is open (runtimes read their own entry through it): " +
 			"the command can read the name, owner and parent of any process, though not its arguments or environment"},
-		Gap{"ipc", "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
+		vocab.Gap{Area: vocab.AreaIPC, Reason: "POSIX semaphores and python's and OpenMP's shared-memory names are global: " +
 			"the command can open such an object of a host process if it knows the name"},
-		Gap{"ipc", "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
-		Gap{"classify", "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
+		vocab.Gap{Area: vocab.AreaIPC, Reason: "notify(3) is reachable (libc needs it): the command can post Darwin notifications that host processes observe"},
+		vocab.Gap{Area: vocab.AreaClassify, Reason: "a spawner that does not pass the report pipe named by SANDBOX_LOCAL_APPLIED_FD (Wrapped.Command does) " +
 			"cannot tell sandbox-exec's own failure from a command whose first stderr line starts with \"sandbox-exec:\""},
 	)
 	return gaps

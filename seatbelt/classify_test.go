@@ -1,9 +1,31 @@
 package seatbelt
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
+
+// isRunnerFailure states the runner-failure rule the provider applies
+// (sandbox.RunnerFailureRule from RunnerFailurePrefix and
+// StepFailurePrefix), to check those prefixes: it applies it to what the
+// wrapped command wrote to standard error, given whether the seatbelt-run step
+// reported the sandbox applied (on the descriptor that
+// SANDBOX_LOCAL_APPLIED_FD names): sandbox-exec and the step fail before
+// they exec, so their message can only be the first line;
+// that line must start with RunnerFailurePrefix or StepFailurePrefix, and
+// no report may have come (after one, the command ran and the line is its
+// own). It returns the line.
+func isRunnerFailure(stderr []byte, applied bool) (string, bool) {
+	first, _, _ := bytes.Cut(stderr, []byte{'\n'})
+	line := strings.TrimSuffix(string(first), "\r")
+	if !applied && (strings.HasPrefix(line, RunnerFailurePrefix) || strings.HasPrefix(line, StepFailurePrefix)) {
+		return line, true
+	}
+	return "", false
+}
 
 func TestIsRunnerFailure(t *testing.T) {
 	cases := []struct {
@@ -23,16 +45,16 @@ func TestIsRunnerFailure(t *testing.T) {
 		{"empty", "", false},
 	}
 	for _, c := range cases {
-		line, got := IsRunnerFailure([]byte(c.stderr), false)
+		line, got := isRunnerFailure([]byte(c.stderr), false)
 		if got != c.want {
-			t.Errorf("%s: IsRunnerFailure = %v, want %v", c.name, got, c.want)
+			t.Errorf("%s: isRunnerFailure = %v, want %v", c.name, got, c.want)
 		}
 		if got && !strings.HasPrefix(c.stderr, line) || strings.ContainsAny(line, "\r\n") {
 			t.Errorf("%s: line %q", c.name, line)
 		}
 		// Once the step reported the sandbox applied, the command ran:
 		// no line of its stderr is a runner failure, forged or not.
-		if _, got := IsRunnerFailure([]byte(c.stderr), true); got {
+		if _, got := isRunnerFailure([]byte(c.stderr), true); got {
 			t.Errorf("%s: a runner failure after the sandbox was reported applied", c.name)
 		}
 	}
@@ -64,7 +86,7 @@ func TestDenialSignatures(t *testing.T) {
 }
 
 func TestGaps(t *testing.T) {
-	reasons := func(gs []Gap) string {
+	reasons := func(gs []vocab.Gap) string {
 		var b strings.Builder
 		for _, g := range gs {
 			if g.Area == "" || g.Reason == "" {

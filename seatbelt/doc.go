@@ -7,7 +7,9 @@
 //	prof, err := seatbelt.Build(seatbelt.OSFS(), spec)     // ErrInvalidPath: INVALID_POLICY
 //	args, err := prof.LaunchArgs(self, argv)               // sandbox-exec -p TEXT -D K=V ... -- SELF seatbelt-run -- argv
 //	// Path: path, Args: args, Gaps: seatbelt.Gaps(spec) and prof.Gaps(),
-//	// DenialSignatures: seatbelt.DenialSignatures(spec), runner failure: IsRunnerFailure.
+//	// DenialSignatures: seatbelt.DenialSignatures(spec), runner failure: a first
+//	// stderr line starting with RunnerFailurePrefix or StepFailurePrefix, unless
+//	// the step reported the sandbox applied.
 //
 // SELF is the provider's own binary: launcher.Init runs it as the
 // seatbelt-run step inside the applied sandbox, which writes "applied" to

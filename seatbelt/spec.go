@@ -2,7 +2,8 @@ package seatbelt
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // Spec is what one confined command may do, in the terms of this runner.
@@ -191,23 +192,9 @@ func keepGuards(guards []string, rs resolvedSpec) []string {
 	}
 	var out []string
 	for _, g := range guards {
-		if !protected[g] && withinAny(g, areas) {
+		if !protected[g] && vocab.WithinAny(g, areas) {
 			out = append(out, g)
 		}
 	}
 	return out
-}
-
-// within reports whether the clean absolute path p is root or beneath it.
-func within(p, root string) bool {
-	return root == "/" || p == root || strings.HasPrefix(p, root) && len(p) > len(root) && p[len(root)] == '/'
-}
-
-func withinAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if within(p, r) {
-			return true
-		}
-	}
-	return false
 }

@@ -21,10 +21,10 @@
 //		DenyRead:         denyRead,                       // reported as a gap only
 //		AllowNetwork:     allow,                          // deny is reported as a gap
 //	})
-//	// launcher argv: s.WriteRoots[i].Path, s.Dir; environment: s.Env(base)
+//	// launcher argv: s.WriteRoots[i].Path, s.Dir; environment: TMP, TEMP and TMPDIR at s.Dir
 //	// plus s.OfflineEnv() (network denied: proxies at a dead port, no ssh)
 //	// report: Enforcement partial, Gaps s.Gaps
-//	// classify: exit 125 is a runner failure only if s.LauncherFailure() says so
+//	// classify: exit 125 is a runner failure only if the status file s.StatusFile() records one
 //	// after the run: s.CheckProtected() (what the command changed in the
 //	// protected paths, restored where safe; deletes are not confined)
 //	defer s.Cleanup() // removes the dir and with it the session ACE; standing ACEs stay
@@ -33,7 +33,7 @@
 //
 //	spec, err := winacl.NewLaunchSpec(writeRoots, sessionDir, argv, dir, os.Environ())
 //	code, err := winacl.Run(spec, os.Stderr)
-//	// err (a *LaunchError): print the fatal line with err.Error(), exit winacl.ExitFatal
+//	// err (a *LaunchError): print the fatal line with err.Error(), exit vocab.FatalExit
 //	// otherwise os.Exit(code): the command's own exit code, or 127/126
 //
 // # How writes are confined
@@ -98,7 +98,7 @@
 // that token: the user's own git is unaffected. The ACL belongs to the
 // object, so every name of it is covered: any case, 8.3 names, \\?\ forms
 // and alternate data streams (config:evil, config::$DATA share the file's
-// descriptor). Protector and IsProtected apply the same rules to names. A
+// descriptor). Protector applies the same rules to names. A
 // protected path that does not exist cannot carry an ACE: it is reported as
 // a gap.
 //

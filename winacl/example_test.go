@@ -23,14 +23,3 @@ func ExampleCanonicalize() {
 	// \\server\share\x
 	// D:\data
 }
-
-func ExampleIsProtected() {
-	protected := []string{`C:\ws\.git\hooks`, `C:\ws\.git\config`}
-	for _, p := range []string{`C:\ws\.GiT\HOOKS\pre-commit`, `C:\ws\.git\config:evil`, `C:\ws\.git\index`} {
-		fmt.Println(p, winacl.IsProtected(p, protected))
-	}
-	// Output:
-	// C:\ws\.GiT\HOOKS\pre-commit true
-	// C:\ws\.git\config:evil true
-	// C:\ws\.git\index false
-}

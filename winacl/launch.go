@@ -7,21 +7,12 @@ import (
 	"io/fs"
 	"strings"
 	"unicode"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // LauncherName is the name the re-executed binary dispatches on.
 const LauncherName = "winacl-run"
-
-// ExitFatal is the exit status of a launcher that failed before or while
-// running the command (see LaunchError).
-const ExitFatal = 125
-
-// Exit statuses for a command that cannot be run, like env(1): not a runner
-// failure but a child outcome.
-const (
-	ExitNotFound      = 127
-	ExitNotExecutable = 126
-)
 
 // LaunchSpec is what winacl-run needs to run one command.
 type LaunchSpec struct {
@@ -213,7 +204,7 @@ type Win32 interface {
 
 // LaunchError is a failure of the launcher itself: the command did not run,
 // or its outcome is unknown. The launcher prints the contract's fatal line
-// with Error() and exits ExitFatal.
+// with Error() and exits vocab.FatalExit.
 type LaunchError struct {
 	// Step names the step that failed ("create restricted token", ...).
 	Step string
@@ -244,7 +235,7 @@ func (e *LaunchError) Unwrap() error { return e.Err }
 // process suspended on it, assign it to the job, and only then resume it; wait, and return its exit code. Every handle is closed;
 // closing the job kills whatever the command left running.
 //
-// A failure of any step is returned as a *LaunchError with code ExitFatal,
+// A failure of any step is returned as a *LaunchError with code vocab.FatalExit,
 // after the failure was written to spec.StatusFile (the unforgeable record
 // a provider checks, see Session.LauncherFailure); a process already
 // started is terminated first. A program that is missing or not executable
@@ -265,7 +256,7 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 		if spec.StatusFile != "" {
 			le.StatusErr = w.WriteFile(spec.StatusFile, formatStatus(le.Error()))
 		}
-		return ExitFatal, le
+		return vocab.FatalExit, le
 	}
 
 	if err := spec.Validate(); err != nil {
@@ -279,7 +270,7 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 	app, ok := resolveProgram(spec.Argv[0], spec.Dir, spec.Env, w.IsFile)
 	if !ok {
 		fmt.Fprintf(stderr, "%s: %s: command not found\n", LauncherName, spec.Argv[0])
-		return ExitNotFound, nil
+		return vocab.ExitNotFound, nil
 	}
 	cmdline := composeCommandLine(spec.Argv)
 	if isBatch(app) {
@@ -348,25 +339,25 @@ func RunWith(w Win32, spec LaunchSpec, stderr io.Writer) (code int, err error) {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(stderr, "%s: %s: %v\n", LauncherName, spec.Argv[0], err)
-		return ExitNotFound, nil
+		return vocab.ExitNotFound, nil
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, errNotExecutable):
 		fmt.Fprintf(stderr, "%s: %s: %v\n", LauncherName, spec.Argv[0], err)
-		return ExitNotExecutable, nil
+		return vocab.ExitNotExecutable, nil
 	default:
 		return fail("create process", err)
 	}
 	toClose = append(toClose, proc, thread) // thread closes first
 	if err := w.AssignToJob(job, proc); err != nil {
-		_ = w.Terminate(proc, ExitFatal)
+		_ = w.Terminate(proc, vocab.FatalExit)
 		return fail("assign process to job", err)
 	}
 	if err := w.ResumeThread(thread); err != nil {
-		_ = w.Terminate(proc, ExitFatal)
+		_ = w.Terminate(proc, vocab.FatalExit)
 		return fail("resume process", err)
 	}
 	exit, err := w.Wait(proc)
 	if err != nil {
-		_ = w.Terminate(proc, ExitFatal)
+		_ = w.Terminate(proc, vocab.FatalExit)
 		return fail("wait for process", err)
 	}
 	return int(exit), nil

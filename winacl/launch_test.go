@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // fakeWin32 records the launcher's Win32 calls and hands out handles.
@@ -282,8 +284,8 @@ func TestRunFailures(t *testing.T) {
 			spec := testSpec(t)
 			code, err := RunWith(w, spec, &bytes.Buffer{})
 			var le *LaunchError
-			if code != ExitFatal || !errors.As(err, &le) || le.Step != tc.reportStep || !errors.Is(err, errBoom) {
-				t.Fatalf("RunWith = %d, %v; want %d and a LaunchError at %q", code, err, ExitFatal, tc.reportStep)
+			if code != vocab.FatalExit || !errors.As(err, &le) || le.Step != tc.reportStep || !errors.Is(err, errBoom) {
+				t.Fatalf("RunWith = %d, %v; want %d and a LaunchError at %q", code, err, vocab.FatalExit, tc.reportStep)
 			}
 			if len(w.open) != 0 {
 				t.Errorf("handles left open: %v", w.open)
@@ -309,7 +311,7 @@ func TestRunStatusWriteFailure(t *testing.T) {
 	spec.Argv = nil // invalid: fails at the first step
 	code, err := RunWith(w, spec, &bytes.Buffer{})
 	var le *LaunchError
-	if code != ExitFatal || !errors.As(err, &le) || le.StatusErr == nil || !strings.Contains(err.Error(), "recording the failure failed") {
+	if code != vocab.FatalExit || !errors.As(err, &le) || le.StatusErr == nil || !strings.Contains(err.Error(), "recording the failure failed") {
 		t.Fatalf("RunWith = %d, %v", code, err)
 	}
 	if len(w.calls) != 1 {
@@ -324,10 +326,10 @@ func TestRunChildOutcomes(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"not on PATH", "nosuch", nil, ExitNotFound},
-		{"not found at start", "cmd", &fs.PathError{Op: "CreateProcessAsUserW", Err: fs.ErrNotExist}, ExitNotFound},
-		{"permission", "cmd", fs.ErrPermission, ExitNotExecutable},
-		{"bad image", "cmd", fmt.Errorf("x: %w", errNotExecutable), ExitNotExecutable},
+		{"not on PATH", "nosuch", nil, vocab.ExitNotFound},
+		{"not found at start", "cmd", &fs.PathError{Op: "CreateProcessAsUserW", Err: fs.ErrNotExist}, vocab.ExitNotFound},
+		{"permission", "cmd", fs.ErrPermission, vocab.ExitNotExecutable},
+		{"bad image", "cmd", fmt.Errorf("x: %w", errNotExecutable), vocab.ExitNotExecutable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newFakeWin32()
@@ -370,7 +372,7 @@ func TestLaunchSpecMatchesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(spec.WriteSIDs) != fmt.Sprint(s.WriteSIDs()) || spec.SessionSID != s.SID || spec.StatusFile != s.StatusFile() {
+	if fmt.Sprint(spec.WriteSIDs) != fmt.Sprint(s.writeSIDs()) || spec.SessionSID != s.SID || spec.StatusFile != s.StatusFile() {
 		t.Errorf("launcher spec %+v does not match session %+v", spec, s)
 	}
 	for _, bad := range []LaunchSpec{
@@ -584,7 +586,7 @@ func TestRunBatchFile(t *testing.T) {
 	w.files[Key(`C:\Tools\npm.cmd`)] = true
 	spec.Argv = []string{"npm", "a\nb"}
 	var le *LaunchError
-	if code, err := RunWith(w, spec, &bytes.Buffer{}); code != ExitFatal || !errors.As(err, &le) || !errors.Is(err, errBatchArg) {
+	if code, err := RunWith(w, spec, &bytes.Buffer{}); code != vocab.FatalExit || !errors.As(err, &le) || !errors.Is(err, errBatchArg) {
 		t.Errorf("line break: RunWith = %d, %v", code, err)
 	}
 	if w.index("StartSuspended") >= 0 {

@@ -39,7 +39,7 @@ const uoiName = 2
 
 // Run runs spec's command under a write-restricted token in a kill-on-close
 // job object and returns its exit code; see RunWith. The launcher calls it
-// and, on a *LaunchError, prints the fatal line and exits ExitFatal. Console
+// and, on a *LaunchError, prints the fatal line and exits vocab.FatalExit. Console
 // interrupts are absorbed by the launcher (the command in the same console
 // gets them too), so it survives to report the command's exit code.
 func Run(spec LaunchSpec, stderr io.Writer) (int, error) {

@@ -250,7 +250,9 @@ func Key(canonicalPath string) string {
 
 // Within reports whether the canonical path p is root or lies beneath it,
 // comparing case-insensitively and by whole components (C:\Tempest is not
-// within C:\Temp).
+// within C:\Temp). It is vocab.Within's question for Windows paths, which
+// that one cannot answer: names compare case-insensitively (by Key),
+// separators are backslashes, and a root (C:\, a share) ends in one.
 func Within(p, root string) bool {
 	kp, kr := Key(p), Key(root)
 	if kp == kr {

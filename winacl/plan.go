@@ -2,6 +2,8 @@ package winacl
 
 import (
 	"fmt"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // MaxWriteRoots is the most distinct write roots (the workspace included) a
@@ -79,7 +81,7 @@ type Plan struct {
 	// added only when a read of the object's DACL shows it absent.
 	Standing []PlannedACE
 	// Gaps are the policy-specific gaps known before touching the disk.
-	Gaps []Gap
+	Gaps []vocab.Gap
 	// AllowNetwork is the request's: when false the session gets the soft
 	// offline environment (Session.OfflineEnv).
 	AllowNetwork bool

@@ -133,8 +133,8 @@ func TestWriteRootBound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(s.WriteSIDs()) > MaxWriteRoots {
-					t.Errorf("%d write SIDs", len(s.WriteSIDs()))
+				if len(s.writeSIDs()) > MaxWriteRoots {
+					t.Errorf("%d write SIDs", len(s.writeSIDs()))
 				}
 				spec, err := s.LaunchSpec([]string{"cmd"}, `D:\src`, nil)
 				if err != nil {

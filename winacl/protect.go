@@ -35,10 +35,10 @@ type Protector struct {
 	paths []string // canonical, stream-free, deduplicated
 }
 
-// NewProtector returns a Protector for the absolute paths protected. A
+// newProtector returns a Protector for the absolute paths protected. A
 // stream suffix on an entry is dropped (the ACE covers the whole file); r,
 // if not nil, resolves 8.3 names.
-func NewProtector(protected []string, r PathResolver) (*Protector, error) {
+func newProtector(protected []string, r PathResolver) (*Protector, error) {
 	p := &Protector{}
 	for _, e := range protected {
 		wp, err := canonical(e, stripStreams, r)
@@ -58,9 +58,6 @@ func (p *Protector) add(c string) {
 	}
 	p.paths = append(p.paths, c)
 }
-
-// Paths returns the canonical protected paths.
-func (p *Protector) Paths() []string { return append([]string(nil), p.paths...) }
 
 // Match reports whether path names a protected path, an alternate data
 // stream of one, or anything beneath one, compared case-insensitively after
@@ -82,10 +79,10 @@ func (p *Protector) Match(path string) bool {
 	return false
 }
 
-// IsProtected reports whether path is covered by one of the absolute
+// isProtected reports whether path is covered by one of the absolute
 // protected paths (see Protector.Match). Entries that do not parse are
 // ignored.
-func IsProtected(path string, protected []string) bool {
+func isProtected(path string, protected []string) bool {
 	p := &Protector{}
 	for _, e := range protected {
 		if wp, err := parsePath(e, stripStreams); err == nil {

@@ -6,7 +6,7 @@ import (
 
 func TestProtectedMatching(t *testing.T) {
 	protected := []string{`C:\ws\.git\hooks`, `C:\ws\.git\config`, `C:\ws\.env:secret`}
-	p, err := NewProtector(protected, nil)
+	p, err := newProtector(protected, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestProtectedMatching(t *testing.T) {
 		if got := p.Match(tc.path); got != tc.want {
 			t.Errorf("Match(%q) = %v, want %v", tc.path, got, tc.want)
 		}
-		if got := IsProtected(tc.path, protected); got != tc.want {
-			t.Errorf("IsProtected(%q) = %v, want %v", tc.path, got, tc.want)
+		if got := isProtected(tc.path, protected); got != tc.want {
+			t.Errorf("isProtected(%q) = %v, want %v", tc.path, got, tc.want)
 		}
 	}
-	if got := p.Paths(); len(got) != 3 || got[2] != `C:\ws\.env` {
+	if got := p.paths; len(got) != 3 || got[2] != `C:\ws\.env` {
 		t.Errorf("Paths() = %v", got)
 	}
 }
@@ -104,5 +104,16 @@ func TestProtectionACEs(t *testing.T) {
 	}
 	if got := protectionACEs(`C:\ws`, sid, `C:\ws\.git`); len(got) != 1 || got[0].ACE.Access != AccessDenyWrite {
 		t.Errorf("direct child: %v", got)
+	}
+}
+
+// What was ExampleIsProtected: any case and a stream suffix name the
+// protected object; a sibling does not.
+func TestIsProtectedSpellings(t *testing.T) {
+	protected := []string{`C:\ws\.git\hooks`, `C:\ws\.git\config`}
+	for p, want := range map[string]bool{`C:\ws\.GiT\HOOKS\pre-commit`: true, `C:\ws\.git\config:evil`: true, `C:\ws\.git\index`: false} {
+		if got := isProtected(p, protected); got != want {
+			t.Errorf("isProtected(%s) = %v, want %v", p, got, want)
+		}
 	}
 }

@@ -81,10 +81,6 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// TempRoot returns the canonical platform temp root the Manager checks
-// write roots against.
-func (m *Manager) TempRoot() string { return m.tempRoot }
-
 // Plan validates req and returns its plan without reading or changing any
 // ACL (see NewPlan).
 func (m *Manager) Plan(req Request) (*Plan, error) { return NewPlan(req, m.tempRoot, m.sys) }
@@ -166,7 +162,7 @@ type Session struct {
 	// WriteRoots are the plan's write roots with their SIDs.
 	WriteRoots []WriteRoot
 	// Gaps are every gap of this wrap: Gaps() plus the policy's own.
-	Gaps []Gap
+	Gaps []vocab.Gap
 
 	m       *Manager
 	mu      sync.Mutex
@@ -278,7 +274,7 @@ func (m *Manager) marker(pl *Plan) []byte {
 }
 
 // WriteSIDs returns the write SIDs of the session's write roots, in order.
-func (s *Session) WriteSIDs() []SID {
+func (s *Session) writeSIDs() []SID {
 	out := make([]SID, len(s.WriteRoots))
 	for i, r := range s.WriteRoots {
 		out[i] = r.SID
@@ -291,10 +287,6 @@ func (s *Session) WriteSIDs() []SID {
 func (s *Session) StatusFile() string { return statusFile(s.Dir) }
 
 func statusFile(dir string) string { return dir + statusSuffix }
-
-// Env returns base with TMP, TEMP and TMPDIR (any case) replaced by the
-// private temp dir.
-func (s *Session) Env(base []string) []string { return TempEnv(base, s.Dir) }
 
 // TempEnv returns env with TMP, TEMP and TMPDIR, in any case (names are
 // case-insensitive on Windows), pointing at dir only.
@@ -326,7 +318,7 @@ func (s *Session) LaunchSpec(argv []string, dir string, env []string) (LaunchSpe
 // the status file, so unlike its stderr this cannot be forged; a provider
 // classifies exit 125 as a runner failure only when this says so. Call it
 // before Cleanup, which removes the file.
-func (s *Session) LauncherFailure() (reason string, failed bool, err error) {
+func (s *Session) launcherFailure() (reason string, failed bool, err error) {
 	b, err := s.m.sys.ReadFile(s.StatusFile())
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil

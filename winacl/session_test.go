@@ -52,8 +52,8 @@ func TestStandingACEAddedOnce(t *testing.T) {
 	if len(second) != 1 || second[0].Op != "HasACE" {
 		t.Fatalf("second run on the workspace, want exactly one DACL read:\n%s", joinCalls(second))
 	}
-	if s2.WriteSIDs()[0] != sid {
-		t.Errorf("second run SID %s, first %s", s2.WriteSIDs()[0], sid)
+	if s2.writeSIDs()[0] != sid {
+		t.Errorf("second run SID %s, first %s", s2.writeSIDs()[0], sid)
 	}
 	if n := len(f.aces(testWS)); n != 1 {
 		t.Errorf("%d ACEs on the workspace, want 1", n)
@@ -76,7 +76,7 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 	if want, _ := SessionSID(s.Dir); s.SID != want {
 		t.Errorf("session SID %s, SessionSID(dir) %s", s.SID, want)
 	}
-	if s.SID == s.WriteSIDs()[0] {
+	if s.SID == s.writeSIDs()[0] {
 		t.Error("session SID equals the write SID")
 	}
 	sessACE := ACE{SID: s.SID, Access: AccessModify, Inherit: true}
@@ -109,7 +109,7 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s2.Dir == s.Dir || s2.SID == s.SID || s2.WriteSIDs()[0] != s.WriteSIDs()[0] {
+	if s2.Dir == s.Dir || s2.SID == s.SID || s2.writeSIDs()[0] != s.writeSIDs()[0] {
 		t.Errorf("two sessions: %s %s / %s %s", s.Dir, s.SID, s2.Dir, s2.SID)
 	}
 	f.take()
@@ -134,7 +134,7 @@ func TestSessionACEAddedAndRevoked(t *testing.T) {
 		t.Error("Cleanup of one session removed the other")
 	}
 	// Cleanup leaves the standing ACE.
-	if !hasACE(f.aces(testWS), ACE{SID: s.WriteSIDs()[0], Access: AccessModify, Inherit: true}) {
+	if !hasACE(f.aces(testWS), ACE{SID: s.writeSIDs()[0], Access: AccessModify, Inherit: true}) {
 		t.Error("Cleanup removed the standing ACE")
 	}
 	for _, c := range calls {
@@ -156,15 +156,15 @@ func TestReadOnlyModeHasOnlyTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.WriteSIDs()) != 0 {
-		t.Errorf("write SIDs in read-only mode: %v", s.WriteSIDs())
+	if len(s.writeSIDs()) != 0 {
+		t.Errorf("write SIDs in read-only mode: %v", s.writeSIDs())
 	}
 	for _, c := range mutations(f.take()) {
 		if !Within(c.Path, testTemp+`\sandbox-local`) {
 			t.Errorf("read-only mode changed %s", c.Path)
 		}
 	}
-	spec, err := s.LaunchSpec([]string{"dir"}, `C:\`, s.Env([]string{"PATH=C:\\Windows", "tmp=C:\\old", "Temp=C:\\old"}))
+	spec, err := s.LaunchSpec([]string{"dir"}, `C:\`, TempEnv([]string{"PATH=C:\\Windows", "tmp=C:\\old", "Temp=C:\\old"}, s.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,20 +433,20 @@ func TestLauncherFailureStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, failed, err := s.LauncherFailure(); failed || err != nil {
+	if _, failed, err := s.launcherFailure(); failed || err != nil {
 		t.Fatalf("failure before any run: %v %v", failed, err)
 	}
 	_ = f.WriteFile(s.StatusFile(), formatStatus("create restricted token: denied\nforged line"))
-	reason, failed, err := s.LauncherFailure()
+	reason, failed, err := s.launcherFailure()
 	if !failed || err != nil || reason != "create restricted token: denied forged line" {
 		t.Errorf("got %q %v %v", reason, failed, err)
 	}
 	_ = f.WriteFile(s.StatusFile(), []byte("fatal: something else wrote this"))
-	if _, failed, _ := s.LauncherFailure(); failed {
+	if _, failed, _ := s.launcherFailure(); failed {
 		t.Error("a status without the header counted")
 	}
 	f.rdState[Key(s.StatusFile())] = &fs.PathError{Op: "open", Path: s.StatusFile(), Err: errBoom}
-	if _, _, err := s.LauncherFailure(); !errors.Is(err, errBoom) {
+	if _, _, err := s.launcherFailure(); !errors.Is(err, errBoom) {
 		t.Errorf("read error: %v", err)
 	}
 	delete(f.rdState, Key(s.StatusFile()))

@@ -56,7 +56,7 @@ func TestProtectedDeleteAndRecreateIsRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid := s.WriteSIDs()[0]
+	sid := s.writeSIDs()[0]
 	deny := ACE{SID: sid, Access: AccessDenyWrite, Deny: true, Inherit: true}
 	if !hasACE(f.aces(config), deny) {
 		t.Fatalf("no deny on %s", config)
@@ -105,7 +105,7 @@ func TestProtectedDirReplacedIsRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deny := ACE{SID: s.WriteSIDs()[0], Access: AccessDenyWrite, Deny: true, Inherit: true}
+	deny := ACE{SID: s.writeSIDs()[0], Access: AccessDenyWrite, Deny: true, Inherit: true}
 	f.deleteTree(config)
 	f.deleteTree(hooks)
 	f.mkdirAll(hooks)

@@ -153,7 +153,7 @@ func TestRealRun(t *testing.T) {
 	}()
 	cmd := filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
 	run := func(line string) int {
-		spec, err := s.LaunchSpec([]string{cmd, "/c", line}, s.WriteRoots[0].Path, s.Env(os.Environ()))
+		spec, err := s.LaunchSpec([]string{cmd, "/c", line}, s.WriteRoots[0].Path, TempEnv(os.Environ(), s.Dir))
 		if err != nil {
 			t.Fatal(err)
 		}

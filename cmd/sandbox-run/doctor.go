@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
@@ -18,12 +19,12 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
-		return exitFailure
+		return vocab.FatalExit
 	}
 	d := sandbox.New(sandbox.Config{}).Diagnose(context.Background())
 	status := 0
 	if d.Selected == "" {
-		status = exitFailure
+		status = vocab.FatalExit
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(d, "", "  ")

@@ -80,13 +80,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/internal/procsig"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/bo-agent/sandbox-local/launcher"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
-
-const exitFailure = 125
 
 // staleSweepMax bounds the stale temp dirs one run removes: a run removes
 // its own dir, so only runs that were killed (SIGKILL, a crash) leave one,
@@ -204,7 +203,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, 0
 		}
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	networkGiven := false
 	fs.Visit(func(f *flag.Flag) { networkGiven = networkGiven || f.Name == "network" })
@@ -214,14 +213,14 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	ws := *workspace
 	if ws == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: INVALID_POLICY: current directory: %v\n", err)
-			return exitFailure, 0
+			return vocab.FatalExit, 0
 		}
 		ws = wd
 	}
@@ -241,7 +240,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	envPolicy, err := envFlags(*clearEnv, *minimalEnv, keepEnv, unsetEnv, setEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: %s: %v\n", sandbox.CodeInvalidPolicy, err)
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	// auto: the library's verdict cache spares each run the preferred
 	// runner's probe (a whole sandbox launch).
@@ -277,7 +276,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	w, err := sandbox.New(cfg).Wrap(context.Background(), req)
 	if err != nil {
 		printError(stderr, err)
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	defer w.Cleanup()
 	if !*quiet {
@@ -291,7 +290,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		f, err := openReport(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
-			return exitFailure, 0
+			return vocab.FatalExit, 0
 		}
 		defer f.Close()
 		rep = &reportFile{f: f, path: p}
@@ -346,8 +345,7 @@ func inside(dir, root string) bool {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return nativepath.Within(dir, root)
 }
 
 // absolute makes a command-line path absolute against the current
@@ -463,7 +461,7 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	done := make(chan struct{})
 	defer close(done)
@@ -547,7 +545,7 @@ func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, s
 // (then the status is 128+N).
 func exitStatus(cmd *exec.Cmd, err error) (int, syscall.Signal) {
 	if cmd.ProcessState == nil {
-		return exitFailure, 0
+		return vocab.FatalExit, 0
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal()), ws.Signal()

@@ -21,11 +21,7 @@ func notices(w *sandbox.Wrapped, runnerFlag string) []string {
 		out = append(out, fmt.Sprintf("sandbox-run: notice: runner %s: the preferred runner, %s, is unavailable here (sandbox-run doctor says why)", w.Runner, prefs[0]))
 	}
 	if w.Enforcement == sandbox.Partial {
-		parts := make([]string, len(w.Gaps))
-		for i, g := range w.Gaps {
-			parts[i] = g.String()
-		}
-		out = append(out, "sandbox-run: notice: partial enforcement ("+w.Runner+"): "+vocab.OneLine(strings.Join(parts, "; ")))
+		out = append(out, "sandbox-run: notice: partial enforcement ("+w.Runner+"): "+vocab.OneLine(vocab.JoinGaps(w.Gaps)))
 	}
 	return out
 }

@@ -6,16 +6,45 @@ import (
 	"strings"
 )
 
-// Gap names one part of a policy that a runner could not enforce.
+// Gap names one part of a policy that a runner could not enforce. It is the
+// one gap type of the project: the provider's report (sandbox.Gap is this
+// type), the launchers' notice lines, and the gaps the seatbelt and winacl
+// packages predict.
 type Gap struct {
-	// Area is the class of confinement: "fs", "net", "ipc" or "proc".
-	Area string `json:"area"`
+	// Area is the class of confinement that is incomplete.
+	Area Area `json:"area"`
 	// Reason says what is not enforced and why.
 	Reason string `json:"reason"`
 }
 
 // String returns "area: reason".
-func (g Gap) String() string { return g.Area + ": " + g.Reason }
+func (g Gap) String() string { return string(g.Area) + ": " + g.Reason }
+
+// JoinGaps formats gaps as their String forms joined by "; ": the list a
+// notice line, a "full enforcement required" refusal and the CLI's notice
+// carry.
+func JoinGaps(gaps []Gap) string {
+	parts := make([]string, len(gaps))
+	for i, g := range gaps {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Area is the class of confinement a Gap is about; in JSON and in String,
+// its value ("fs", "net", ...).
+type Area string
+
+// The areas of a Gap.
+const (
+	AreaFS   Area = "fs"   // the file system: writes, reads, lookups
+	AreaNet  Area = "net"  // the network
+	AreaIPC  Area = "ipc"  // other processes reached by IPC, sockets or signals
+	AreaProc Area = "proc" // other processes seen (their metadata, memory)
+	// AreaClassify: the report of a result (telling a runner failure from
+	// the command's own), rather than the confinement itself.
+	AreaClassify Area = "classify"
+)
 
 // Landlock ABI levels at which the access classes this project relies on
 // appeared. One table, read by both the provider (to predict the report)
@@ -40,17 +69,17 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
 	gaps = append(gaps, LandlockPortGap(s)...)
-	gaps = append(gaps, Gap{"ipc", "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
+	gaps = append(gaps, Gap{AreaIPC, "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
 	gaps = append(gaps, LandlockProcGap)
 	if len(s.DenyRead) > 0 {
 		gaps = append(gaps, LandlockDenyReadMetadataGap)
 	}
 	for _, p := range s.ReadOnly {
-		gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
+		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("read-only subpath %s stays writable: landlock cannot narrow a writable root (needs the namespaces runner)", p)})
 	}
 	for _, d := range s.DenyRead {
-		if under(d, s.Writable) {
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s is inside a writable root and stays readable: landlock cannot narrow a writable root (needs the namespaces runner)", d)})
+		if WithinAny(d, s.Writable) {
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("deny-read path %s is inside a writable root and stays readable: landlock cannot narrow a writable root (needs the namespaces runner)", d)})
 		}
 	}
 	return gaps
@@ -60,9 +89,9 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // wrap (the deny-read one when the policy denies reads).
 var (
 	// LandlockProcGap: no pid namespace.
-	LandlockProcGap = Gap{"proc", "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
+	LandlockProcGap = Gap{AreaProc, "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
-	LandlockDenyReadMetadataGap = Gap{"fs", "deny-read paths can still be looked up and listed: their names, sizes and times (stat, ls -l of the parent, ls of a denied directory), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
+	LandlockDenyReadMetadataGap = Gap{AreaFS, "deny-read paths can still be looked up and listed: their names, sizes and times (stat, ls -l of the parent, ls of a denied directory), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
 )
 
 // LandlockKernelGaps returns only the gaps that come from the kernel's
@@ -70,25 +99,25 @@ var (
 func LandlockKernelGaps(abi int, s Spec) []Gap {
 	var gaps []Gap
 	if abi < 1 {
-		return []Gap{{"fs", "the kernel has no Landlock"}}
+		return []Gap{{AreaFS, "the kernel has no Landlock"}}
 	}
 	if abi < ABIRefer {
-		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot allow renames or links between directories (needs ABI %d): they are refused everywhere", abi, ABIRefer)})
+		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("Landlock ABI %d cannot allow renames or links between directories (needs ABI %d): they are refused everywhere", abi, ABIRefer)})
 	}
 	if abi < ABITruncate {
-		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot confine truncate (needs ABI %d): files outside the writable roots can be truncated", abi, ABITruncate)})
+		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("Landlock ABI %d cannot confine truncate (needs ABI %d): files outside the writable roots can be truncated", abi, ABITruncate)})
 	}
 	if abi < ABIIoctlDev {
-		gaps = append(gaps, Gap{"fs", fmt.Sprintf("Landlock ABI %d cannot confine ioctl on devices (needs ABI %d)", abi, ABIIoctlDev)})
+		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("Landlock ABI %d cannot confine ioctl on devices (needs ABI %d)", abi, ABIIoctlDev)})
 	}
 	if !s.AllowNetwork && abi < ABINetTCP {
-		gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d has no TCP rules (needs ABI %d): network deny rests on seccomp alone", abi, ABINetTCP)})
+		gaps = append(gaps, Gap{AreaNet, fmt.Sprintf("Landlock ABI %d has no TCP rules (needs ABI %d): network deny rests on seccomp alone", abi, ABINetTCP)})
 	}
 	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	if abi < ABIScopes {
-		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user, its supervisor included, and a command that kills the supervisor leaves what it started running", abi, ABIScopes)})
+		gaps = append(gaps, Gap{AreaIPC, fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user, its supervisor included, and a command that kills the supervisor leaves what it started running", abi, ABIScopes)})
 		if !s.AllowNetwork {
-			gaps = append(gaps, Gap{"net", fmt.Sprintf("Landlock ABI %d cannot scope abstract UNIX sockets (needs ABI %d): host services listening on them stay reachable", abi, ABIScopes)})
+			gaps = append(gaps, Gap{AreaNet, fmt.Sprintf("Landlock ABI %d cannot scope abstract UNIX sockets (needs ABI %d): host services listening on them stay reachable", abi, ABIScopes)})
 		}
 	}
 	return gaps
@@ -123,24 +152,6 @@ func linkAbove(p string, roots []string, lstat func(string) (fs.FileInfo, error)
 	return ""
 }
 
-// under reports whether p is one of roots or beneath one of them.
-func under(p string, roots []string) bool {
-	for _, r := range roots {
-		if Within(p, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// Within reports whether the clean absolute path p is root or beneath it.
-func Within(p, root string) bool {
-	if root == "/" {
-		return true
-	}
-	return p == root || len(p) > len(root) && p[:len(root)] == root && p[len(root)] == '/'
-}
-
 // ErrPortsNeedTCPRules is why a landlock wrap with loopback ports (the
 // proxied network, allowed local ports) cannot run on a kernel without
 // Landlock's TCP rules: seccomp would have to let TCP sockets through, and
@@ -164,7 +175,7 @@ func LandlockPortGap(s Spec) []Gap {
 	if s.Proxied {
 		what = "the domain proxy's port first, then the allowed local ports"
 	}
-	return []Gap{{"net", fmt.Sprintf("TCP connects to port %s (%s) are allowed to every address, not only loopback: a Landlock port rule cannot tell addresses apart (needs the namespaces runner); the proxy's port is picked at random for each wrap, and no other socket, UDP or DNS is allowed", strings.Join(ports, ", "), what)}}
+	return []Gap{{AreaNet, fmt.Sprintf("TCP connects to port %s (%s) are allowed to every address, not only loopback: a Landlock port rule cannot tell addresses apart (needs the namespaces runner); the proxy's port is picked at random for each wrap, and no other socket, UDP or DNS is allowed", strings.Join(ports, ", "), what)}}
 }
 
 // UnixSocketGaps is the gap of allowing some pathname UNIX sockets under
@@ -178,7 +189,7 @@ func UnixSocketGaps(abi int, s Spec) []Gap {
 	if s.AllowNetwork || len(s.UnixSockets) == 0 || abi >= ABIResolveUnix {
 		return nil
 	}
-	return []Gap{{"ipc", fmt.Sprintf("allowed UNIX sockets cannot be confined by path on Landlock ABI %d (needs ABI %d): every pathname UNIX socket the user can write to is reachable, not only %s", abi, ABIResolveUnix, strings.Join(s.UnixSockets, ", "))}}
+	return []Gap{{AreaIPC, fmt.Sprintf("allowed UNIX sockets cannot be confined by path on Landlock ABI %d (needs ABI %d): every pathname UNIX socket the user can write to is reachable, not only %s", abi, ABIResolveUnix, strings.Join(s.UnixSockets, ", "))}}
 }
 
 // AllowNetworkGaps are the gaps of network allow on every Linux runner: a
@@ -188,7 +199,7 @@ func AllowNetworkGaps(s Spec) []Gap {
 	if !s.AllowNetwork {
 		return nil
 	}
-	return []Gap{{"ipc", "network allow also opens UNIX sockets to host daemons (D-Bus and systemd --user start processes outside the sandbox, ssh-agent signs with the user's keys, Docker's socket is root)"}}
+	return []Gap{{AreaIPC, "network allow also opens UNIX sockets to host daemons (D-Bus and systemd --user start processes outside the sandbox, ssh-agent signs with the user's keys, Docker's socket is root)"}}
 }
 
 // NamespaceGaps returns the gaps of the namespaces runner for s: what a
@@ -210,14 +221,14 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 			// Not there, and the launcher's guard refuses creating it
 			// (the provider lists every missing one in Guarded).
 		case err != nil:
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("read-only subpath %s does not exist, so it cannot be bound read-only: the command can create it", p)})
 		case fi.Mode()&fs.ModeSymlink != 0:
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s is a symlink: what it points to is kept read-only, but the link itself can be replaced inside its writable parent", p)})
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("read-only subpath %s is a symlink: what it points to is kept read-only, but the link itself can be replaced inside its writable parent", p)})
 		case fi.Mode().IsRegular() && LinkCount(fi) > 1:
 			// A bind covers this name only: another name for the same
 			// inode inside a writable root writes it (the launcher with
 			// -full refuses it again on the file it opens).
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("read-only subpath %s has %d hard links: it is bound read-only by this name only, and another name for the same file inside a writable root stays writable", p, LinkCount(fi))})
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("read-only subpath %s has %d hard links: it is bound read-only by this name only, and another name for the same file inside a writable root stays writable", p, LinkCount(fi))})
 		}
 	}
 	for _, g := range s.Guarded {
@@ -226,21 +237,21 @@ func NamespaceGaps(s Spec, abi int, lstat func(string) (fs.FileInfo, error)) []G
 			continue
 		}
 		if fi, err := lstat(above); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s cannot exist while %s is not a directory: the guard does not cover it, so the command can replace %s with a directory holding it", g, above, above)})
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("protected name %s cannot exist while %s is not a directory: the guard does not cover it, so the command can replace %s with a directory holding it", g, above, above)})
 			continue
 		}
-		gaps = append(gaps, Gap{"fs", fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, above)})
+		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("protected name %s does not exist and lies behind the symlink %s: the guard does not follow it, so the command can create what it leads to", g, above)})
 	}
 	for _, d := range s.DenyRead {
-		if !under(d, s.Writable) {
+		if !WithinAny(d, s.Writable) {
 			continue
 		}
 		if _, err := lstat(d); err != nil {
-			gaps = append(gaps, Gap{"fs", fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
+			gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("deny-read path %s does not exist inside a writable root: if the command creates it, it can read it", d)})
 		}
 	}
 	if abi < ABIScopes {
-		gaps = append(gaps, Gap{"ipc", fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal every process of its spawner's process group (kill(0)), the spawner included unless it gave the launcher a group of its own", abi, ABIScopes)})
+		gaps = append(gaps, Gap{AreaIPC, fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal every process of its spawner's process group (kill(0)), the spawner included unless it gave the launcher a group of its own", abi, ABIScopes)})
 	}
 	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	return append(gaps, AllowNetworkGaps(s)...)

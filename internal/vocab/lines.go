@@ -6,7 +6,11 @@ import (
 )
 
 // FatalExit is the exit status a launcher uses, and only uses, when it
-// failed before running the command.
+// failed before running the command (winacl-run: or while running it, see
+// winacl.LaunchError). sandbox-run exits with it too when it failed before
+// starting the command. The one definition: every launcher, the CLI and
+// the provider's runner-failure rules use it, and ns-run gets it from
+// contract_linux.h (SBX_FATAL_EXIT).
 const FatalExit = 125
 
 // NoCgoReason is why the namespaces runner does not work in a binary
@@ -17,7 +21,10 @@ const NoCgoReason = "this binary was built with CGO_ENABLED=0; the namespaces ru
 	"(its launcher is C that starts from a constructor before the Go runtime; see README, Builds and runners)"
 
 // The exit statuses of a command that could not be started, as env(1)
-// and the shells give them: not found, and found but not executable.
+// and the shells give them: not found, and found but not executable. They
+// are not launcher failures: the confinement was in place and the command
+// was looked up in it. Every launcher uses these (ns-run through
+// contract_linux.h).
 const (
 	ExitNotFound      = 127
 	ExitNotExecutable = 126
@@ -64,11 +71,7 @@ func NoticeLine(name string, gaps []Gap) string {
 	if len(gaps) == 0 {
 		return ""
 	}
-	parts := make([]string, len(gaps))
-	for i, g := range gaps {
-		parts[i] = g.String()
-	}
-	return NoticePrefix(name) + OneLine(strings.Join(parts, "; "))
+	return NoticePrefix(name) + OneLine(JoinGaps(gaps))
 }
 
 // ProbeOKLine is what a launcher in probe mode prints on stdout when it

@@ -191,7 +191,7 @@ func TestLandlockKernelGapsByABI(t *testing.T) {
 	for _, c := range cases {
 		var got []string
 		for _, g := range LandlockKernelGaps(c.abi, c.s) {
-			got = append(got, g.Area)
+			got = append(got, string(g.Area))
 		}
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("abi %d allow=%v: areas %v, want %v", c.abi, c.s.AllowNetwork, got, c.want)

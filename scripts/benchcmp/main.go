@@ -94,17 +94,17 @@ func run(rounds int, only, names string) error {
 		{"floor", func(argv []string) (time.Duration, error) {
 			return timed(exec.Command(floor, argv...), ws)
 		}},
-		library("landlock", pol, ws),
-		library("namespaces", pol, ws),
-		library("landlock-proxied", proxied, ws),
-		library("namespaces-proxied", proxied, ws),
-		cli("cli-landlock-dyn", "landlock", clis["cli-dynamic"], ws),
-		cli("cli-landlock-static", "landlock", clis["cli-static"], ws),
-		cli("cli-namespaces", "namespaces", clis["cli-dynamic"], ws),
+		library(sandbox.RunnerLandlock, pol, ws),
+		library(sandbox.RunnerNamespaces, pol, ws),
+		library(sandbox.RunnerLandlock+"-proxied", proxied, ws),
+		library(sandbox.RunnerNamespaces+"-proxied", proxied, ws),
+		cli("cli-landlock-dyn", sandbox.RunnerLandlock, clis["cli-dynamic"], ws),
+		cli("cli-landlock-static", sandbox.RunnerLandlock, clis["cli-static"], ws),
+		cli("cli-namespaces", sandbox.RunnerNamespaces, clis["cli-dynamic"], ws),
 	}
 	if !withCgo {
 		variants = slices.DeleteFunc(variants, func(v variant) bool {
-			return strings.Contains(v.name, "namespaces") || v.name == "cli-landlock-static"
+			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static"
 		})
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
@@ -263,7 +263,7 @@ func peakRSS(dir, ws, floor string, pol sandbox.Policy) error {
 		return err
 	}
 	rows = append(rows, [2]string{"floor", v})
-	runners := []string{"landlock", "namespaces"}
+	runners := []string{sandbox.RunnerLandlock, sandbox.RunnerNamespaces}
 	if !withCgo {
 		runners = runners[:1]
 	}

@@ -74,7 +74,7 @@ func run(rounds, n int, dir string) error {
 	if err != nil {
 		return err
 	}
-	p := sandbox.New(sandbox.Config{Runners: []string{"namespaces"}})
+	p := sandbox.New(sandbox.Config{Runners: []string{sandbox.RunnerNamespaces}})
 	variants := []struct {
 		name     string
 		released []string
