@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path"
-	"strings"
 	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -192,16 +189,16 @@ func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	wire := vocab.Spec{Token: spec.Token, AllowNetwork: spec.AllowNetwork, RequireFull: spec.RequireFull, Argv: spec.Argv}
 	for _, root := range s.WriteRoots {
-		p, err := winaclWirePath(root.Path)
+		p, err := winacl.WirePath(root.Path)
 		if err != nil {
 			return invalid("cannot encode a write root", err)
 		}
 		wire.Writable = append(wire.Writable, p)
 	}
-	if wire.TempDir, err = winaclWirePath(s.Dir); err != nil {
+	if wire.TempDir, err = winacl.WirePath(s.Dir); err != nil {
 		return invalid("cannot encode the private temp dir", err)
 	}
-	if wire.Dir, err = winaclWirePath(dir); err != nil {
+	if wire.Dir, err = winacl.WirePath(dir); err != nil {
 		return invalid("cannot encode the working directory", err)
 	}
 	args, err := vocab.Encode(vocab.WinACLRun, wire)
@@ -244,53 +241,4 @@ func winaclGaps(gs []winacl.Gap) []Gap {
 		out[i] = Gap{Area: g.Area, Reason: g.Reason}
 	}
 	return out
-}
-
-// winaclWirePath spells the canonical Windows path p in the form the
-// launcher vocabulary carries (absolute and clean in slash form, see
-// vocab.CheckPath): the NT object-manager spelling `\??\C:\a` with forward
-// slashes, `/??/C:/a`; a share `\\srv\sh\a` is `/??/UNC/srv/sh/a`, a volume
-// `\\?\Volume{g}\a` is `/??/Volume{g}/a`. winacl.Canonicalize parses that
-// form back to p, so the launcher needs no decoder of its own.
-func winaclWirePath(p string) (string, error) {
-	c, err := winacl.Canonicalize(p, nil)
-	if err != nil {
-		return "", fmt.Errorf("launcher path: %w", err)
-	}
-	var body string
-	switch {
-	case strings.HasPrefix(c, `\\?\`):
-		body = c[len(`\\?\`):]
-	case strings.HasPrefix(c, `\\`):
-		body = `UNC\` + c[len(`\\`):]
-	default:
-		body = c
-	}
-	wire := strings.TrimSuffix("/??/"+strings.ReplaceAll(body, `\`, "/"), "/")
-	if path.Clean(wire) != wire {
-		return "", fmt.Errorf("launcher path: %q has no clean slash form", p)
-	}
-	if back, err := winacl.Canonicalize(wire, nil); err != nil || back != c {
-		return "", fmt.Errorf("launcher path: %q does not survive the slash form (%q)", p, back)
-	}
-	return wire, nil
-}
-
-// winaclStatus reports whether the winacl-run status file at path records a
-// launcher failure, and its reason. The format is what winacl's launcher
-// writes (package winacl, RunWith): the line "sandbox-local winacl-run
-// status v1", then "fatal: REASON"; TestWinACLStatusFormat checks this
-// reader against files winacl.RunWith wrote. A missing or unreadable file,
-// or any other content, records nothing.
-func winaclStatus(path string) (reason string, recorded bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	first, rest, _ := strings.Cut(string(b), "\n")
-	if first != "sandbox-local winacl-run status v1" {
-		return "", false
-	}
-	line, _, _ := strings.Cut(rest, "\n")
-	return strings.CutPrefix(line, "fatal: ")
 }

@@ -639,41 +639,6 @@ func TestWinACLReadyAndRecoverOnce(t *testing.T) {
 	}
 }
 
-func TestWinACLWirePath(t *testing.T) {
-	cases := []struct{ in, want, err string }{
-		{`C:\src\proj`, "/??/C:/src/proj", ""},
-		{`c:/src/proj/`, "/??/C:/src/proj", ""},
-		{`D:\`, "/??/D:", ""},
-		{`\\srv\share\a b`, "/??/UNC/srv/share/a b", ""},
-		{`\\?\UNC\srv\share\x`, "/??/UNC/srv/share/x", ""},
-		{`\\?\Volume{01234567-89ab-cdef-0123-456789abcdef}\x`, "/??/Volume{01234567-89ab-cdef-0123-456789abcdef}/x", ""},
-		{`\\localhost\C$\x`, "/??/C:/x", ""},
-		{`src\proj`, "", "relative"},
-		{"/home/me", "", "not absolute"},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			got, err := winaclWirePath(c.in)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("winaclWirePath(%q) = %q, %v; want error %q", c.in, got, err, c.err)
-				}
-				return
-			}
-			if err != nil || got != c.want {
-				t.Fatalf("winaclWirePath(%q) = %q, %v; want %q", c.in, got, err, c.want)
-			}
-			if vocab.CheckPath(got) != nil {
-				t.Errorf("%q is not a vocabulary path: %v", got, vocab.CheckPath(got))
-			}
-			want, _ := winacl.Canonicalize(c.in, nil)
-			if back, err := winacl.Canonicalize(got, nil); err != nil || back != want {
-				t.Errorf("Canonicalize(%q) = %q, %v; want %q", got, back, err, want)
-			}
-		})
-	}
-}
-
 // fakeWin32 is a winacl.Win32 whose file operations go to the real file
 // system, so that winacl.RunWith writes real status files; step fails.
 type fakeWin32 struct{ fail string }
@@ -743,7 +708,8 @@ func winStatus(t *testing.T, step string, argv0 string) (string, error) {
 	return ls.StatusFile, err
 }
 
-// TestWinACLStatusFormat checks winaclStatus against the status files
+// TestWinACLStatusFormat checks winacl.ReadStatusFile, which Classify
+// reads a rule's StatusFile with, against the status files
 // winacl's own launcher sequence writes and clears.
 func TestWinACLStatusFormat(t *testing.T) {
 	cases := []struct {
@@ -761,7 +727,7 @@ func TestWinACLStatusFormat(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.step+" "+c.argv0, func(t *testing.T) {
 			path, err := winStatus(t, c.step, c.argv0)
-			reason, recorded := winaclStatus(path)
+			reason, recorded := winacl.ReadStatusFile(path)
 			if recorded != c.failed {
 				t.Fatalf("recorded %v (%q), want %v; RunWith err %v", recorded, reason, c.failed, err)
 			}
@@ -771,7 +737,7 @@ func TestWinACLStatusFormat(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := winaclStatus(filepath.Join(winTempDir(t), "missing")); ok {
+	if _, ok := winacl.ReadStatusFile(filepath.Join(winTempDir(t), "missing")); ok {
 		t.Error("a missing status file records a failure")
 	}
 }
