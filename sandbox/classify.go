@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"strings"
+
+	"github.com/bo-agent/sandbox-local/winacl"
 )
 
 // OutcomeKind says what a finished wrapped command's result means.
@@ -77,8 +79,9 @@ type RunnerFailureRule struct {
 	ExceptPrefixes []string `json:"except_prefixes,omitempty"`
 	// StatusFile, when set, means a runner failure also requires this file
 	// to record one (the format winacl writes: the line "sandbox-local
-	// winacl-run status v1", then "fatal: REASON"); the reason is then the
-	// file's. Read it before Cleanup, which removes it.
+	// winacl-run status v1", then "fatal: REASON", which
+	// winacl.ReadStatusFile reads); the reason is then the file's. Read it
+	// before Cleanup, which removes it.
 	StatusFile string `json:"status_file,omitempty"`
 	// AppliedEnv, when set, names the variable through which the spawner
 	// may hand the launcher the write end of a pipe: set it to the
@@ -162,7 +165,7 @@ func recordedFailure(rule RunnerFailureRule, reason string) (string, bool) {
 	if rule.StatusFile == "" {
 		return reason, true
 	}
-	return winaclStatus(rule.StatusFile)
+	return winacl.ReadStatusFile(rule.StatusFile)
 }
 
 func contains(list []string, s string) bool {

@@ -228,10 +228,11 @@ func TestValidateAppliesEnv(t *testing.T) {
 // environment and a token-signed failure line.
 type launcherRunner struct{ fakeRunner }
 
-func (*launcherRunner) wrap(_ vocab.Spec, w *Wrapped) error {
-	w.HeldEnv = &HeldEnv{Prefix: vocab.HeldEnvPrefix, Names: vocab.HeldEnvNames, NamePrefixes: vocab.HeldEnvNamePrefixes}
-	w.RunnerFailure.Kind = RuleExitAndLine
-	return nil
+func (*launcherRunner) prepare(context.Context, vocab.Spec) (launch, error) {
+	return launch{
+		heldEnv: &HeldEnv{Prefix: vocab.HeldEnvPrefix, Names: vocab.HeldEnvNames, NamePrefixes: vocab.HeldEnvNamePrefixes},
+		rule:    RunnerFailureRule{Kind: RuleExitAndLine},
+	}, nil
 }
 
 // TestWrapWithholdsEnv: the policy is applied before the launcher's own

@@ -74,7 +74,7 @@ func TestProxyEnv(t *testing.T) {
 	}
 }
 
-// plainRunner confines no loopback ports (it is not a portRunner).
+// plainRunner confines no loopback ports (its traits say portsNone).
 type plainRunner struct{ fakeRunner }
 
 // TestPortsNeedAPortRunner: a runner that cannot hold a command to the

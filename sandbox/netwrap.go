@@ -7,16 +7,6 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// portRunner is implemented by the runners that can hold a command to
-// loopback TCP ports: the proxied network and allowed local ports.
-type portRunner interface {
-	// bridgesPorts reports whether the runner's launcher makes its own
-	// loopback listeners and hands them to the provider (a sandbox with
-	// its own network namespace), instead of letting the command connect
-	// to the host's loopback.
-	bridgesPorts() bool
-}
-
 // wrapNet is what a wrap with loopback ports runs in the provider's
 // process until Cleanup: the proxy, and the bridge.
 type wrapNet struct {
@@ -36,14 +26,15 @@ func (n *wrapNet) close() {
 // startNetwork starts what the policy's network needs before the runner
 // encodes spec: the proxy for NetworkProxied (its port first in
 // spec.Ports, then the allowed local ports), the bridge for a runner that
-// bridges them, and the proxy's variables; Cleanup stops them.
+// bridges them (portsBridged), and the proxy's variables; Cleanup stops
+// them.
 func startNetwork(run runner, r *resolved, spec *vocab.Spec, w *Wrapped, resolver Resolver) error {
 	w.Network = r.networkMode
 	if !r.network.needsPorts() {
 		return nil
 	}
-	pr, ok := run.(portRunner)
-	if !ok {
+	ports := run.traits().ports
+	if ports == portsNone {
 		return unavailable(run.name(), "this runner cannot yet hold a command to the domain proxy or to local ports", nil)
 	}
 	n := &wrapNet{}
@@ -65,7 +56,7 @@ func startNetwork(run runner, r *resolved, spec *vocab.Spec, w *Wrapped, resolve
 		w.netVars = proxyEnv(proxyPort, func(name string) string { return envValue(r.env, name) })
 	}
 	spec.Ports = append(spec.Ports, r.network.localPorts...)
-	if pr.bridgesPorts() {
+	if ports == portsBridged {
 		b, err := startBridge(bridgePath(w.TempDir), spec.Token, n.proxy, proxyPort, r.network.localPorts)
 		if err != nil {
 			n.close()

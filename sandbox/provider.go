@@ -112,17 +112,22 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	}
 	w := &Wrapped{Dir: r.dir, Runner: run.name(), fromCache: p.sel.cachedChoice()}
 	spec, protectGaps := grants(p.fsys, r, token, "")
-	if err := prepareTemp(run, &spec, w); err != nil {
-		return nil, err
+	if !run.traits().ownTemp {
+		if err := makeTemp(run, &spec, w); err != nil {
+			return nil, err
+		}
 	}
 	if err := startNetwork(run, r, &spec, w, p.cfg.Resolver); err != nil {
 		w.Cleanup()
 		return nil, err
 	}
-	if err := run.wrap(spec, w); err != nil {
+	l, err := run.prepare(ctx, spec)
+	if err != nil {
 		w.Cleanup()
 		return nil, err
 	}
+	w.adopt(l)
+	spec.TempDir = w.TempDir // a runner's own (traits.ownTemp) is checked too
 	if err := launcherOutsideWritable(w.Path, spec); err != nil {
 		w.Cleanup()
 		return nil, err
@@ -136,16 +141,16 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			return nil, unavailable(run.name(), "full enforcement required, but: "+vocab.JoinGaps(w.Gaps), nil)
 		}
 	}
-	for _, v := range append([]string{"TMPDIR"}, w.tempVars...) {
+	for _, v := range append([]string{"TMPDIR"}, l.tempVars...) {
 		w.LaunchEnv = append(w.LaunchEnv, v+"="+w.TempDir)
 	}
-	for _, v := range w.cacheVars {
+	for _, v := range l.cacheVars {
 		if envValue(r.env, v.name) != "" {
 			continue // the caller's own choice stands
 		}
 		w.LaunchEnv = append(w.LaunchEnv, v.name+"="+filepath.Join(w.TempDir, v.subdir))
 	}
-	w.LaunchEnv = append(w.LaunchEnv, w.netVars...)
+	w.LaunchEnv = append(append(w.LaunchEnv, w.netVars...), l.env...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and
 		// removes it before the command starts.
@@ -196,29 +201,10 @@ func tempOutsideWritable(roots []string) error {
 	return nil
 }
 
-// tempPreparer is implemented by runners that make the private temp dir
-// themselves (winacl: a session dir with its own SID and ACE). It sets
+// makeTemp makes the wrap's private temp dir in the per-user parent, for
+// a runner that makes none of its own (traits.ownTemp), and sets
 // spec.TempDir, w.TempDir and w.cleanup.
-type tempPreparer interface {
-	prepareTemp(spec *vocab.Spec, w *Wrapped) error
-}
-
-// tempParentDenier is implemented by the runners that deny reading the
-// per-user parent of the temp dirs while the wrap's own dir inside it stays
-// writable (a mount over the parent with the dir bound inside; Landlock
-// rules, which only add). Seatbelt's deny rules come after every allow, so
-// a deny of the parent would close the temp dir too: there the other
-// wraps' temp dirs stay readable (SECURITY.md).
-type tempParentDenier interface {
-	deniesTempParent() bool
-}
-
-// prepareTemp makes the wrap's private temp dir: the runner's own, or the
-// shared per-user one.
-func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
-	if tp, ok := run.(tempPreparer); ok {
-		return tp.prepareTemp(spec, w)
-	}
+func makeTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	if err := tempOutsideWritable(spec.Writable); err != nil {
 		return err
 	}
@@ -230,7 +216,7 @@ func prepareTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
 	// The per-user parent holds every other wrap's temp dir (and its
 	// bridge, and the runner verdict): the command may read only its own,
 	// where the runner can deny a directory and grant one inside it.
-	if tp, ok := run.(tempParentDenier); ok && tp.deniesTempParent() {
+	if run.traits().deniesTempParent {
 		spec.DenyRead = append(spec.DenyRead, filepath.Dir(tmp))
 	}
 	w.cleanup = func() error { return removeTemp(tmp) }

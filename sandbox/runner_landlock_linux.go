@@ -39,43 +39,42 @@ func (l landlockRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.LandlockRun, nil, withSeccomp(seccompfilter.Landlock))
 }
 
-// deniesTempParent: the other wraps' temp dirs are out of reach.
-func (landlockRunner) deniesTempParent() bool { return true }
+// traits: the other wraps' temp dirs are out of reach; the command shares
+// the host's network, and Landlock's TCP rules hold its connects to the
+// ports on the host's loopback (and, a gap, on every other address).
+func (landlockRunner) traits() traits { return traits{deniesTempParent: true, ports: portsHost} }
 
-// bridgesPorts: the command shares the host's network; Landlock's TCP
-// rules hold its connects to the ports on the host's loopback (and, a
-// gap, on every other address).
-func (landlockRunner) bridgesPorts() bool { return false }
-
-func (l landlockRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	exe, err := launcherPath()
 	if err != nil {
-		return unavailable(l.name(), "launcher unusable", err)
+		return launch{}, unavailable(l.name(), "launcher unusable", err)
 	}
-	if abi := l.abi(); len(spec.Ports) > 0 && abi < vocab.ABINetTCP {
-		return unavailable(l.name(), "cannot confine the network to loopback ports", vocab.ErrPortsNeedTCPRules(abi))
+	abi := l.abi()
+	if len(spec.Ports) > 0 && abi < vocab.ABINetTCP {
+		return launch{}, unavailable(l.name(), "cannot confine the network to loopback ports", vocab.ErrPortsNeedTCPRules(abi))
 	}
 	spec, err = withSeccomp(seccompfilter.Landlock)(spec)
 	if err != nil {
-		return unavailable(l.name(), "no seccomp program", err)
+		return launch{}, unavailable(l.name(), "no seccomp program", err)
 	}
 	spec.Guarded = nil // only the namespaces launcher guards absent names
 	args, err := vocab.Encode(vocab.LandlockRun, spec)
 	if err != nil {
-		return &Error{Code: CodeInvalidPolicy, Runner: l.name(), Reason: "cannot encode the launcher arguments", Err: err}
+		return launch{}, &Error{Code: CodeInvalidPolicy, Runner: l.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
-	abi := l.abi()
-	w.Path, w.Args = exe, args
-	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
-	w.Gaps = vocab.LandlockGaps(abi, spec)
-	w.DenialSignatures = linuxDenialSignatures
-	w.RunnerFailure = RunnerFailureRule{
-		Kind:        RuleExitAndLine,
-		ExitCode:    vocab.FatalExit,
-		FatalPrefix: vocab.FatalPrefix(vocab.LandlockRun, spec.Token),
+	out := launch{
+		path: exe, args: args,
+		dir: launcherDir, heldEnv: linuxHeldEnv(),
+		gaps:    vocab.LandlockGaps(abi, spec),
+		denials: linuxDenialSignatures,
+		rule: RunnerFailureRule{
+			Kind:        RuleExitAndLine,
+			ExitCode:    vocab.FatalExit,
+			FatalPrefix: vocab.FatalPrefix(vocab.LandlockRun, spec.Token),
+		},
 	}
 	if n := vocab.NoticeLine(vocab.LandlockRun, vocab.LandlockKernelGaps(abi, spec)); n != "" {
-		w.RunnerFailure.IgnoreLines = []string{n}
+		out.rule.IgnoreLines = []string{n}
 	}
-	return nil
+	return out, nil
 }

@@ -88,35 +88,34 @@ func guardedNames(spec vocab.Spec, lstat func(string) (os.FileInfo, error)) []st
 	return out
 }
 
-// deniesTempParent: the other wraps' temp dirs are out of reach.
-func (namespacesRunner) deniesTempParent() bool { return true }
+// traits: the other wraps' temp dirs are out of reach; the sandbox has its
+// own network namespace, and the launcher hands its loopback listeners to
+// the provider's bridge.
+func (namespacesRunner) traits() traits { return traits{deniesTempParent: true, ports: portsBridged} }
 
-// bridgesPorts: the sandbox has its own network namespace; the launcher
-// hands its loopback listeners to the provider's bridge.
-func (namespacesRunner) bridgesPorts() bool { return true }
-
-func (n namespacesRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	exe, err := launcherPath()
 	if err != nil {
-		return unavailable(n.name(), "launcher unusable", err)
+		return launch{}, unavailable(n.name(), "launcher unusable", err)
 	}
 	spec.Guarded = guardedNames(spec, os.Lstat)
 	spec, err = withSeccomp(seccompfilter.Namespaces)(spec)
 	if err != nil {
-		return unavailable(n.name(), "no seccomp program", err)
+		return launch{}, unavailable(n.name(), "no seccomp program", err)
 	}
 	args, err := vocab.Encode(vocab.NsRun, spec)
 	if err != nil {
-		return &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
+		return launch{}, &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}
 	}
-	w.Path, w.Args = exe, args
-	w.Dir, w.HeldEnv = launcherDir, linuxHeldEnv()
-	w.Gaps = vocab.NamespaceGaps(spec, n.abi(), os.Lstat)
-	w.DenialSignatures = linuxDenialSignatures
-	w.RunnerFailure = RunnerFailureRule{
-		Kind:        RuleExitAndLine,
-		ExitCode:    vocab.FatalExit,
-		FatalPrefix: vocab.FatalPrefix(vocab.NsRun, spec.Token),
-	}
-	return nil
+	return launch{
+		path: exe, args: args,
+		dir: launcherDir, heldEnv: linuxHeldEnv(),
+		gaps:    vocab.NamespaceGaps(spec, n.abi(), os.Lstat),
+		denials: linuxDenialSignatures,
+		rule: RunnerFailureRule{
+			Kind:        RuleExitAndLine,
+			ExitCode:    vocab.FatalExit,
+			FatalPrefix: vocab.FatalPrefix(vocab.NsRun, spec.Token),
+		},
+	}, nil
 }

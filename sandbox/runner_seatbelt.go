@@ -36,14 +36,15 @@ func (s seatbeltRunner) ready() error {
 // profile it rejects is a runner failure, never an unconfined run.
 func (s seatbeltRunner) probe(context.Context) error { return s.ready() }
 
-// bridgesPorts: the command shares the host's network; the profile allows
-// TCP connects to the ports on localhost only.
-func (seatbeltRunner) bridgesPorts() bool { return false }
+// traits: the command shares the host's network, and the profile allows
+// TCP connects to the ports on localhost only. The temp parent stays
+// readable: a deny would close the wrap's own temp dir too.
+func (seatbeltRunner) traits() traits { return traits{ports: portsHost} }
 
-func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
+func (s seatbeltRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	path, err := seatbelt.Locate(s.loc)
 	if err != nil {
-		return unavailable(s.name(), "sandbox-exec is not usable", err)
+		return launch{}, unavailable(s.name(), "sandbox-exec is not usable", err)
 	}
 	ss := seatbelt.Spec{
 		WritableRoots:    spec.Writable,
@@ -57,28 +58,28 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	}
 	self, err := s.exe()
 	if err != nil {
-		return unavailable(s.name(), "launcher unusable", err)
+		return launch{}, unavailable(s.name(), "launcher unusable", err)
 	}
 	if err := launcherOutsideWritable(self, spec); err != nil {
-		return err
+		return launch{}, err
 	}
+	out := launch{path: path}
 	prof, err := seatbelt.Build(s.fsys, ss)
 	if err == nil {
-		w.Args, err = prof.LaunchArgs(self, spec.Argv)
+		out.args, err = prof.LaunchArgs(self, spec.Argv)
 	}
 	if err != nil {
 		if errors.Is(err, seatbelt.ErrInvalidPath) || errors.Is(err, seatbelt.ErrNoCommand) || errors.Is(err, seatbelt.ErrInvalidPort) {
-			return &Error{Code: CodeInvalidPolicy, Runner: s.name(), Reason: "cannot express the policy as a Seatbelt profile", Err: err}
+			return launch{}, &Error{Code: CodeInvalidPolicy, Runner: s.name(), Reason: "cannot express the policy as a Seatbelt profile", Err: err}
 		}
-		return unavailable(s.name(), "cannot build the Seatbelt profile", err)
+		return launch{}, unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
-	w.Path = path
-	w.Gaps = append(append(w.Gaps, seatbelt.Gaps(ss)...), prof.Gaps()...)
-	w.DenialSignatures = seatbelt.DenialSignatures(ss)
+	out.gaps = append(out.gaps, append(seatbelt.Gaps(ss), prof.Gaps()...)...)
+	out.denials = seatbelt.DenialSignatures(ss)
 	// Compilers' module caches live in the per-user cache directory the
 	// profile keeps closed: point them into the wrap's temp dir.
 	for _, v := range seatbelt.CacheVars() {
-		w.cacheVars = append(w.cacheVars, cacheVar{name: v.Name, subdir: v.Subdir})
+		out.cacheVars = append(out.cacheVars, cacheVar{name: v.Name, subdir: v.Subdir})
 	}
 	// sandbox-exec reserves no exit status: signature-only, on the first
 	// line (it fails before it execs the seatbelt-run step, and the step
@@ -88,11 +89,11 @@ func (s seatbeltRunner) wrap(spec vocab.Spec, w *Wrapped) error {
 	// "execvp() of" is the step failing to start, a runner failure too;
 	// the command not found is the step's "seatbelt-run: execvp() of",
 	// the command's outcome.
-	w.RunnerFailure = RunnerFailureRule{
+	out.rule = RunnerFailureRule{
 		Kind:          RuleSignature,
 		Signatures:    []string{seatbelt.RunnerFailurePrefix, seatbelt.StepFailurePrefix},
 		AppliedEnv:    vocab.AppliedEnv,
 		AppliedMarker: vocab.AppliedMarker,
 	}
-	return nil
+	return out, nil
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path"
-	"strings"
 	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -15,7 +12,7 @@ import (
 
 // winaclRunner confines with a write-restricted token and NTFS ACEs
 // (package winacl): the provider side plans and applies the ACEs and makes
-// the session (the private temp dir with its own SID) in prepareTemp; the
+// the session (the private temp dir with its own SID) in prepare; the
 // re-executed binary acting as winacl-run (package launcher) creates the
 // token and the child. Everything here is plain Go over winacl.System and
 // the launcher path, both passed in, so it is tested on Linux with fakes;
@@ -25,7 +22,7 @@ import (
 // Its Manager is made at construction, which reads the temp root and this
 // process's identity and changes nothing. Manager.Recover, which removes
 // the dirs and ACEs of sessions whose process died, runs once per provider,
-// on the first call of ready or prepareTemp: runner selection on the first
+// on the first call of ready or prepare: runner selection on the first
 // Wrap (or Runner, or Diagnose), never in New, which promises to do nothing.
 type winaclRunner struct {
 	mgr    *winacl.Manager
@@ -39,9 +36,6 @@ type winaclState struct {
 	recoverOnce sync.Once
 	recovered   winacl.Recovery // what Recover removed and left
 	recoverErr  error           // not fatal: what it could not remove keeps its marker for the next provider
-
-	mu      sync.Mutex
-	pending map[*Wrapped]*winacl.Session // prepared by prepareTemp, taken by wrap
 }
 
 // newWinACLRunner returns the winacl runner over sys; exe locates the
@@ -49,7 +43,7 @@ type winaclState struct {
 // identity) makes ready fail, so every Wrap is SANDBOX_UNAVAILABLE.
 func newWinACLRunner(sys winacl.System, exe func() (string, error)) winaclRunner {
 	m, err := winacl.NewManager(winacl.Config{System: sys})
-	return winaclRunner{mgr: m, mgrErr: err, exe: exe, st: &winaclState{pending: map[*Wrapped]*winacl.Session{}}}
+	return winaclRunner{mgr: m, mgrErr: err, exe: exe, st: &winaclState{}}
 }
 
 func (winaclRunner) name() string { return RunnerWinACL }
@@ -84,15 +78,22 @@ func (r winaclRunner) ready() error {
 // that run (exit 125, fatal line, status file), never an unconfined run.
 func (r winaclRunner) probe(context.Context) error { return r.ready() }
 
-// prepareTemp validates what winacl-run will be given, then makes the
-// session: the standing ACEs of the write roots (added only where absent)
-// and the private temp dir with its own SID and revocable ACE. Every policy
-// error comes before any ACL is read or changed. RequireFull is refused
-// here, before anything changes: winacl's enforcement is always partial.
-func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
+// traits: winacl makes its own private temp dir (the session dir, with
+// its own SID and revocable ACE), and cannot yet hold a command to
+// loopback ports.
+func (winaclRunner) traits() traits { return traits{ownTemp: true} }
+
+// prepare validates what winacl-run will be given, then makes the session:
+// the standing ACEs of the write roots (added only where absent) and the
+// private temp dir with its own SID and revocable ACE; then it spells the
+// launcher argv (sessionLaunch). Every policy error comes before any ACL
+// is read or changed, and an error after the session was made removes it
+// again. RequireFull is refused here, before anything changes: winacl's
+// enforcement is always partial.
+func (r winaclRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	m, err := r.manager()
 	if err != nil {
-		return unavailable(r.name(), "cannot set up the Windows ACL runner", err)
+		return launch{}, unavailable(r.name(), "cannot set up the Windows ACL runner", err)
 	}
 	dir, err := winacl.Canonicalize(spec.Dir, nil)
 	if err == nil {
@@ -101,7 +102,7 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 		err = winacl.LaunchSpec{SessionSID: winacl.SIDEveryone, Argv: spec.Argv, Dir: dir}.Validate()
 	}
 	if err != nil {
-		return &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: "winacl-run cannot start this command", Err: err}
+		return launch{}, &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: "winacl-run cannot start this command", Err: err}
 	}
 	req := winacl.Request{
 		WriteRoots:       spec.Writable,
@@ -112,39 +113,20 @@ func (r winaclRunner) prepareTemp(spec *vocab.Spec, w *Wrapped) error {
 	if spec.RequireFull {
 		pl, err := m.Plan(req)
 		if err != nil {
-			return r.prepareError(err)
+			return launch{}, r.prepareError(err)
 		}
-		return unavailable(r.name(), "full enforcement required, but: "+vocab.JoinGaps(append(winacl.Gaps(), pl.Gaps...)), nil)
+		return launch{}, unavailable(r.name(), "full enforcement required, but: "+vocab.JoinGaps(append(winacl.Gaps(), pl.Gaps...)), nil)
 	}
 	s, err := m.Prepare(req)
 	if err != nil {
-		return r.prepareError(err)
+		return launch{}, r.prepareError(err)
 	}
-	spec.TempDir, w.TempDir = s.Dir, s.Dir
-	w.tempVars = []string{"TMP", "TEMP"}
-	// Network deny is a gap on Windows; the soft offline environment makes
-	// the clients that honour proxy variables and GIT_SSH_COMMAND fail fast.
-	w.netVars = s.OfflineEnv()
-	r.st.mu.Lock()
-	r.st.pending[w] = s
-	r.st.mu.Unlock()
-	w.cleanup = func() error {
-		r.take(w)
-		if err := s.Cleanup(); err != nil {
-			return fmt.Errorf("winacl: cleanup: %w", err)
-		}
-		return nil
+	l, err := r.sessionLaunch(spec, dir, s)
+	if err != nil {
+		s.Cleanup() // the wrap's error is the one to report
+		return launch{}, err
 	}
-	// Deletes are not confined on Windows: the protected paths are checked
-	// (and restored where safe) after the run, by Classify or Cleanup.
-	w.checkProtected = func() []ProtectedChange {
-		var out []ProtectedChange
-		for _, c := range s.CheckProtected() {
-			out = append(out, ProtectedChange{Path: c.Path, Change: c.Change, Restored: c.Restored, Note: c.Note})
-		}
-		return out
-	}
-	return nil
+	return l, nil
 }
 
 func (r winaclRunner) prepareError(err error) error {
@@ -154,74 +136,82 @@ func (r winaclRunner) prepareError(err error) error {
 	return unavailable(r.name(), "cannot prepare the ACLs and the private temp dir", err)
 }
 
-// take removes and returns the session prepareTemp made for w.
-func (r winaclRunner) take(w *Wrapped) *winacl.Session {
-	r.st.mu.Lock()
-	defer r.st.mu.Unlock()
-	s := r.st.pending[w]
-	delete(r.st.pending, w)
-	return s
-}
-
-// wrap fills w from the session prepareTemp made. The launcher argv carries
-// what winacl-run needs and nothing more: the write roots (it recomputes
-// their SIDs), the session dir (its SID and status file), the working
-// directory and the command. Read-only subpaths are enforced by the
-// standing deny ACEs already applied, deny-read paths are a gap, so neither
-// goes on the argv (a Windows command line is at most 32767 characters).
-func (r winaclRunner) wrap(spec vocab.Spec, w *Wrapped) error {
-	s := r.take(w)
-	if s == nil {
-		return unavailable(r.name(), "no session was prepared for this wrap", nil)
-	}
+// sessionLaunch is the launch of session s, for the command in dir (its
+// canonical form). The launcher argv carries what winacl-run needs and
+// nothing more: the write roots (it recomputes their SIDs), the session
+// dir (its SID and status file), the working directory and the command.
+// Read-only subpaths are enforced by the standing deny ACEs already
+// applied, deny-read paths are a gap, so neither goes on the argv (a
+// Windows command line is at most 32767 characters).
+func (r winaclRunner) sessionLaunch(spec vocab.Spec, dir string, s *winacl.Session) (launch, error) {
 	exe, err := r.exe()
 	if err != nil {
-		return unavailable(r.name(), "launcher unusable", err)
+		return launch{}, unavailable(r.name(), "launcher unusable", err)
 	}
 	invalid := func(reason string, err error) error {
 		return &Error{Code: CodeInvalidPolicy, Runner: r.name(), Reason: reason, Err: err}
 	}
-	dir, err := winacl.Canonicalize(spec.Dir, nil)
-	if err != nil {
-		return invalid("bad working directory", err)
-	}
 	// The spec winacl-run will build from the argv (the environment aside).
 	ls, err := s.LaunchSpec(spec.Argv, dir, nil)
 	if err != nil {
-		return invalid("winacl-run cannot start this command", err)
+		return launch{}, invalid("winacl-run cannot start this command", err)
 	}
 	wire := vocab.Spec{Token: spec.Token, AllowNetwork: spec.AllowNetwork, RequireFull: spec.RequireFull, Argv: spec.Argv}
 	for _, root := range s.WriteRoots {
-		p, err := winaclWirePath(root.Path)
+		p, err := winacl.WirePath(root.Path)
 		if err != nil {
-			return invalid("cannot encode a write root", err)
+			return launch{}, invalid("cannot encode a write root", err)
 		}
 		wire.Writable = append(wire.Writable, p)
 	}
-	if wire.TempDir, err = winaclWirePath(s.Dir); err != nil {
-		return invalid("cannot encode the private temp dir", err)
+	if wire.TempDir, err = winacl.WirePath(s.Dir); err != nil {
+		return launch{}, invalid("cannot encode the private temp dir", err)
 	}
-	if wire.Dir, err = winaclWirePath(dir); err != nil {
-		return invalid("cannot encode the working directory", err)
+	if wire.Dir, err = winacl.WirePath(dir); err != nil {
+		return launch{}, invalid("cannot encode the working directory", err)
 	}
 	args, err := vocab.Encode(vocab.WinACLRun, wire)
 	if err != nil {
-		return invalid("cannot encode the launcher arguments", err)
+		return launch{}, invalid("cannot encode the launcher arguments", err)
 	}
-	w.Path, w.Args = exe, args
-	w.Gaps = s.Gaps
-	w.DenialSignatures = append([]string(nil), windowsDenialSignatures...)
-	// A Windows exit code is any 32-bit value and the token is readable by
-	// the command (it may read its parent's command line), so the fatal
-	// line alone could be forged: the launcher's status file, which the
-	// command cannot write, must record the failure too.
-	w.RunnerFailure = RunnerFailureRule{
-		Kind:        RuleExitAndLine,
-		ExitCode:    vocab.FatalExit,
-		FatalPrefix: vocab.FatalPrefix(vocab.WinACLRun, spec.Token),
-		StatusFile:  ls.StatusFile,
-	}
-	return nil
+	return launch{
+		path: exe, args: args,
+		gaps:    s.Gaps,
+		denials: append([]string(nil), windowsDenialSignatures...),
+		// A Windows exit code is any 32-bit value and the token is
+		// readable by the command (it may read its parent's command
+		// line), so the fatal line alone could be forged: the launcher's
+		// status file, which the command cannot write, must record the
+		// failure too.
+		rule: RunnerFailureRule{
+			Kind:        RuleExitAndLine,
+			ExitCode:    vocab.FatalExit,
+			FatalPrefix: vocab.FatalPrefix(vocab.WinACLRun, spec.Token),
+			StatusFile:  ls.StatusFile,
+		},
+		tempDir:  s.Dir,
+		tempVars: []string{"TMP", "TEMP"},
+		// Network deny is a gap on Windows; the soft offline environment
+		// makes the clients that honour proxy variables and
+		// GIT_SSH_COMMAND fail fast.
+		env: s.OfflineEnv(),
+		cleanup: func() error {
+			if err := s.Cleanup(); err != nil {
+				return fmt.Errorf("winacl: cleanup: %w", err)
+			}
+			return nil
+		},
+		// Deletes are not confined on Windows: the protected paths are
+		// checked (and restored where safe) after the run, by Classify
+		// or Cleanup.
+		checkProtected: func() []ProtectedChange {
+			var out []ProtectedChange
+			for _, c := range s.CheckProtected() {
+				out = append(out, ProtectedChange{Path: c.Path, Change: c.Change, Restored: c.Restored, Note: c.Note})
+			}
+			return out
+		},
+	}, nil
 }
 
 // windowsDenialSignatures are the texts Windows programs print for a write
@@ -236,53 +226,4 @@ var windowsDenialSignatures = []string{
 	"0x80070005",
 	"Permission denied",
 	"Operation not permitted",
-}
-
-// winaclWirePath spells the canonical Windows path p in the form the
-// launcher vocabulary carries (absolute and clean in slash form, see
-// vocab.CheckPath): the NT object-manager spelling `\??\C:\a` with forward
-// slashes, `/??/C:/a`; a share `\\srv\sh\a` is `/??/UNC/srv/sh/a`, a volume
-// `\\?\Volume{g}\a` is `/??/Volume{g}/a`. winacl.Canonicalize parses that
-// form back to p, so the launcher needs no decoder of its own.
-func winaclWirePath(p string) (string, error) {
-	c, err := winacl.Canonicalize(p, nil)
-	if err != nil {
-		return "", fmt.Errorf("launcher path: %w", err)
-	}
-	var body string
-	switch {
-	case strings.HasPrefix(c, `\\?\`):
-		body = c[len(`\\?\`):]
-	case strings.HasPrefix(c, `\\`):
-		body = `UNC\` + c[len(`\\`):]
-	default:
-		body = c
-	}
-	wire := strings.TrimSuffix("/??/"+strings.ReplaceAll(body, `\`, "/"), "/")
-	if path.Clean(wire) != wire {
-		return "", fmt.Errorf("launcher path: %q has no clean slash form", p)
-	}
-	if back, err := winacl.Canonicalize(wire, nil); err != nil || back != c {
-		return "", fmt.Errorf("launcher path: %q does not survive the slash form (%q)", p, back)
-	}
-	return wire, nil
-}
-
-// winaclStatus reports whether the winacl-run status file at path records a
-// launcher failure, and its reason. The format is what winacl's launcher
-// writes (package winacl, RunWith): the line "sandbox-local winacl-run
-// status v1", then "fatal: REASON"; TestWinACLStatusFormat checks this
-// reader against files winacl.RunWith wrote. A missing or unreadable file,
-// or any other content, records nothing.
-func winaclStatus(path string) (reason string, recorded bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	first, rest, _ := strings.Cut(string(b), "\n")
-	if first != "sandbox-local winacl-run status v1" {
-		return "", false
-	}
-	line, _, _ := strings.Cut(rest, "\n")
-	return strings.CutPrefix(line, "fatal: ")
 }

@@ -291,21 +291,20 @@ func winExeOK() (string, error) { return winExe, nil }
 func winRunner(f *winFake) winaclRunner { return newWinACLRunner(f, winExeOK) }
 
 // winWrap does what Provider.Wrap does with a runner once the request is
-// validated (Provider.Wrap itself needs host paths that exist).
-func winWrap(t *testing.T, r winaclRunner, spec vocab.Spec) (*Wrapped, error) {
+// validated (Provider.Wrap itself needs host paths that exist): prepare,
+// and the launch copied into a Wrapped.
+func winWrap(t *testing.T, r winaclRunner, spec vocab.Spec) (*Wrapped, launch, error) {
 	t.Helper()
 	if err := r.ready(); err != nil {
 		t.Fatalf("ready: %v", err)
 	}
 	w := &Wrapped{Dir: spec.Dir, Runner: r.name()}
-	if err := prepareTemp(r, &spec, w); err != nil {
-		return w, err
+	l, err := r.prepare(t.Context(), spec)
+	if err != nil {
+		return w, l, err
 	}
-	if err := r.wrap(spec, w); err != nil {
-		w.Cleanup()
-		return w, err
-	}
-	return w, nil
+	w.adopt(l)
+	return w, l, nil
 }
 
 func winToken(t *testing.T) string {
@@ -344,7 +343,7 @@ func TestWinACLWrap(t *testing.T) {
 			tok := winToken(t)
 			spec := vocab.Spec{Token: tok, Writable: c.writable, ReadOnly: c.readOnly, DenyRead: []string{`C:\Users\me\.ssh`},
 				Dir: c.dir, AllowNetwork: c.net, Argv: c.argv}
-			w, err := winWrap(t, r, spec)
+			w, l, err := winWrap(t, r, spec)
 			if err != nil {
 				t.Fatalf("wrap: %v", err)
 			}
@@ -392,8 +391,8 @@ func TestWinACLWrap(t *testing.T) {
 			if canon(got.TempDir) != w.TempDir || !winacl.Within(w.TempDir, winTemp+`\`+winacl.SessionDirName) || w.TempDir == winTemp+`\`+winacl.SessionDirName {
 				t.Errorf("temp dir %q (argv %q)", w.TempDir, got.TempDir)
 			}
-			if !reflect.DeepEqual(w.tempVars, []string{"TMP", "TEMP"}) {
-				t.Errorf("temp vars %q", w.tempVars)
+			if !reflect.DeepEqual(l.tempVars, []string{"TMP", "TEMP"}) {
+				t.Errorf("temp vars %q", l.tempVars)
 			}
 
 			// What the launcher builds from the argv: the SIDs the ACEs
@@ -475,9 +474,8 @@ func TestWinACLInvalidPolicyChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.take()
-			w := &Wrapped{}
 			spec := vocab.Spec{Token: winToken(t), Writable: c.writable, Dir: c.dir, Argv: c.argv, RequireFull: c.full}
-			err := prepareTemp(r, &spec, w)
+			l, err := r.prepare(t.Context(), spec)
 			var e *Error
 			if !errors.As(err, &e) || e.Code != CodeInvalidPolicy || !errors.Is(err, ErrInvalidPolicy) {
 				t.Fatalf("err = %v, want INVALID_POLICY", err)
@@ -485,8 +483,8 @@ func TestWinACLInvalidPolicyChangesNothing(t *testing.T) {
 			if m := winMutations(f.take()); len(m) != 0 {
 				t.Errorf("ACLs or files changed before the policy error: %v", m)
 			}
-			if w.TempDir != "" || spec.TempDir != "" || w.cleanup != nil {
-				t.Errorf("temp dir %q / %q set, cleanup set %v", w.TempDir, spec.TempDir, w.cleanup != nil)
+			if l.tempDir != "" || l.cleanup != nil {
+				t.Errorf("temp dir %q set, cleanup set %v", l.tempDir, l.cleanup != nil)
 			}
 		})
 	}
@@ -499,9 +497,8 @@ func TestWinACLRequireFullRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.take()
-	w := &Wrapped{}
 	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, RequireFull: true, AllowNetwork: true}
-	err := prepareTemp(r, &spec, w)
+	l, err := r.prepare(t.Context(), spec)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeUnavailable || e.Runner != "winacl" || !errors.Is(err, ErrUnavailable) ||
 		!strings.Contains(e.Reason, "full enforcement required") || !strings.Contains(e.Reason, "Everyone") {
@@ -510,21 +507,19 @@ func TestWinACLRequireFullRefused(t *testing.T) {
 	if m := winMutations(f.take()); len(m) != 0 {
 		t.Errorf("a refused wrap changed ACLs or files: %v", m)
 	}
-	if len(r.st.pending) != 0 || w.cleanup != nil {
+	if l.tempDir != "" || l.cleanup != nil {
 		t.Errorf("a refused wrap left a session")
 	}
 }
 
 func TestWinACLCleanup(t *testing.T) {
 	cases := []struct {
-		name     string
-		exe      func() (string, error)
-		skipWrap bool
-		wrapErr  bool
+		name    string
+		exe     func() (string, error)
+		prepErr bool
 	}{
-		{"after the command", winExeOK, false, false},
-		{"wrap failed after the session was made", func() (string, error) { return "", errors.New("no launcher") }, false, true},
-		{"wrap never called", winExeOK, true, false},
+		{"after the command", winExeOK, false},
+		{"prepare failed after the session was made", func() (string, error) { return "", errors.New("no launcher") }, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -533,28 +528,39 @@ func TestWinACLCleanup(t *testing.T) {
 			if err := r.ready(); err != nil {
 				t.Fatal(err)
 			}
-			r.exe = c.exe // ready passed; the launcher goes away before wrap
+			r.exe = c.exe // ready passed; the launcher goes away before the argv is spelled
 			spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}}
-			w := &Wrapped{}
-			if err := prepareTemp(r, &spec, w); err != nil {
-				t.Fatal(err)
-			}
-			dir := w.TempDir
-			sid, _ := winacl.SessionSID(dir)
-			ws, _ := winacl.WriteSID(`C:\src\proj`, nil)
-			if !f.exists(dir) || !f.exists(dir+".session") || !hasACE(f.aces(dir), sid) {
-				t.Fatalf("no session: dir %v marker %v aces %v", f.exists(dir), f.exists(dir+".session"), f.aces(dir))
-			}
-			if !c.skipWrap {
-				if err := r.wrap(spec, w); (err != nil) != c.wrapErr {
-					t.Fatalf("wrap err = %v", err)
-				}
-			}
 			f.take()
-			if err := w.Cleanup(); err != nil {
-				t.Fatal(err)
+			l, err := r.prepare(t.Context(), spec)
+			if (err != nil) != c.prepErr {
+				t.Fatalf("prepare err = %v", err)
 			}
 			calls := f.take()
+			var dir string
+			for _, call := range calls {
+				if call.op == "MkdirPrivate" && winParent(call.path) == winTemp+`\`+winacl.SessionDirName {
+					dir = call.path
+				}
+			}
+			sid, _ := winacl.SessionSID(dir)
+			ws, _ := winacl.WriteSID(`C:\src\proj`, nil)
+			made := dir != "" && winCount(calls, "WriteFile", dir+".session") == 1 && winCount(calls, "AddACE", dir) == 1
+			if !made || !c.prepErr && (!f.exists(dir) || !f.exists(dir+".session") || !hasACE(f.aces(dir), sid)) {
+				t.Fatalf("no session: calls %v; dir %v marker %v aces %v", calls, f.exists(dir), f.exists(dir+".session"), f.aces(dir))
+			}
+			w := &Wrapped{}
+			if c.prepErr {
+				// prepare removed the session itself.
+				if l.cleanup != nil || l.tempDir != "" {
+					t.Errorf("a failed prepare returned a launch: %+v", l)
+				}
+			} else {
+				w.adopt(l)
+				if err := w.Cleanup(); err != nil {
+					t.Fatal(err)
+				}
+				calls = f.take()
+			}
 			if winCount(calls, "RevokeACE", dir) != 0 || winCount(calls, "RemoveAll", dir) != 1 {
 				t.Errorf("cleanup calls %v: want the dir removed, and with it the session ACE (no revoke)", calls)
 			}
@@ -563,9 +569,6 @@ func TestWinACLCleanup(t *testing.T) {
 			}
 			if !hasACE(f.aces(`C:\src\proj`), ws) {
 				t.Errorf("the standing ACE went: %v", f.aces(`C:\src\proj`))
-			}
-			if len(r.st.pending) != 0 {
-				t.Errorf("%d sessions still pending", len(r.st.pending))
 			}
 			if err := w.Cleanup(); err != nil || len(f.take()) != 0 {
 				t.Errorf("second Cleanup did something (err %v)", err)
@@ -627,48 +630,13 @@ func TestWinACLReadyAndRecoverOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := vocab.Spec{Token: winToken(t), Dir: `C:\Users\me`, Argv: []string{"cmd"}}
-			w := &Wrapped{}
-			if err := prepareTemp(r, &spec, w); err != nil {
+			w, _, err := winWrap(t, r, spec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Cleanup()
 			if n := winCount(f.take(), "ReadDir", sessRoot); n != 1 {
 				t.Errorf("Recover listed the session root %d times, want once per provider", n)
-			}
-		})
-	}
-}
-
-func TestWinACLWirePath(t *testing.T) {
-	cases := []struct{ in, want, err string }{
-		{`C:\src\proj`, "/??/C:/src/proj", ""},
-		{`c:/src/proj/`, "/??/C:/src/proj", ""},
-		{`D:\`, "/??/D:", ""},
-		{`\\srv\share\a b`, "/??/UNC/srv/share/a b", ""},
-		{`\\?\UNC\srv\share\x`, "/??/UNC/srv/share/x", ""},
-		{`\\?\Volume{01234567-89ab-cdef-0123-456789abcdef}\x`, "/??/Volume{01234567-89ab-cdef-0123-456789abcdef}/x", ""},
-		{`\\localhost\C$\x`, "/??/C:/x", ""},
-		{`src\proj`, "", "relative"},
-		{"/home/me", "", "not absolute"},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			got, err := winaclWirePath(c.in)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("winaclWirePath(%q) = %q, %v; want error %q", c.in, got, err, c.err)
-				}
-				return
-			}
-			if err != nil || got != c.want {
-				t.Fatalf("winaclWirePath(%q) = %q, %v; want %q", c.in, got, err, c.want)
-			}
-			if vocab.CheckPath(got) != nil {
-				t.Errorf("%q is not a vocabulary path: %v", got, vocab.CheckPath(got))
-			}
-			want, _ := winacl.Canonicalize(c.in, nil)
-			if back, err := winacl.Canonicalize(got, nil); err != nil || back != want {
-				t.Errorf("Canonicalize(%q) = %q, %v; want %q", got, back, err, want)
 			}
 		})
 	}
@@ -743,7 +711,8 @@ func winStatus(t *testing.T, step string, argv0 string) (string, error) {
 	return ls.StatusFile, err
 }
 
-// TestWinACLStatusFormat checks winaclStatus against the status files
+// TestWinACLStatusFormat checks winacl.ReadStatusFile, which Classify
+// reads a rule's StatusFile with, against the status files
 // winacl's own launcher sequence writes and clears.
 func TestWinACLStatusFormat(t *testing.T) {
 	cases := []struct {
@@ -761,7 +730,7 @@ func TestWinACLStatusFormat(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.step+" "+c.argv0, func(t *testing.T) {
 			path, err := winStatus(t, c.step, c.argv0)
-			reason, recorded := winaclStatus(path)
+			reason, recorded := winacl.ReadStatusFile(path)
 			if recorded != c.failed {
 				t.Fatalf("recorded %v (%q), want %v; RunWith err %v", recorded, reason, c.failed, err)
 			}
@@ -771,7 +740,7 @@ func TestWinACLStatusFormat(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := winaclStatus(filepath.Join(winTempDir(t), "missing")); ok {
+	if _, ok := winacl.ReadStatusFile(filepath.Join(winTempDir(t), "missing")); ok {
 		t.Error("a missing status file records a failure")
 	}
 }
@@ -825,7 +794,7 @@ func TestWinACLClassify(t *testing.T) {
 	// command cannot write, so a fatal line alone is the command's outcome.
 	f := newWinFake(`C:\src`, `C:\src\proj`)
 	spec := vocab.Spec{Token: tok, Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}}
-	w, err := winWrap(t, winRunner(f), spec)
+	w, _, err := winWrap(t, winRunner(f), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -843,12 +812,9 @@ func TestWinACLProtectedChangeInOutcome(t *testing.T) {
 	f := newWinFake(`C:\src`, `C:\src\proj`, `C:\src\proj\.git`)
 	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n")}
 	r := winRunner(f)
-	w := &Wrapped{}
 	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, ReadOnly: []string{config}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: true}
-	if err := prepareTemp(r, &spec, w); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.wrap(spec, w); err != nil {
+	w, _, err := winWrap(t, r, spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var gap bool
@@ -862,13 +828,10 @@ func TestWinACLProtectedChangeInOutcome(t *testing.T) {
 	if got := (&Wrapped{checkProtected: w.checkProtected}).Classify(0, nil).ProtectedChanged; len(got) != 0 {
 		t.Fatalf("changes before any: %v", got)
 	}
-	w2 := &Wrapped{}
 	spec2 := spec
 	spec2.Token = winToken(t)
-	if err := prepareTemp(r, &spec2, w2); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.wrap(spec2, w2); err != nil {
+	w2, _, err := winWrap(t, r, spec2)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// The command deletes config and writes a new one (a new object).
@@ -902,18 +865,15 @@ func TestWinACLOfflineEnvironment(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		f := newWinFake(`C:\src`, `C:\src\proj`)
 		r := winRunner(f)
-		w := &Wrapped{}
 		spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: allow}
-		if err := prepareTemp(r, &spec, w); err != nil {
+		w, l, err := winWrap(t, r, spec)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.wrap(spec, w); err != nil {
-			t.Fatal(err)
-		}
-		env := strings.Join(w.netVars, "\n")
+		env := strings.Join(l.env, "\n")
 		stub := w.TempDir + ".nossh.cmd"
 		if allow {
-			if len(w.netVars) != 0 || f.exists(stub) {
+			if len(l.env) != 0 || f.exists(stub) {
 				t.Errorf("network allowed, yet %q (stub %v)", env, f.exists(stub))
 			}
 		} else {

@@ -7,7 +7,7 @@ import "github.com/bo-agent/sandbox-local/winacl"
 // New calls this once per provider: it makes the runner's winacl.Manager,
 // which only reads the temp root and this process's identity. Recover (the
 // removal of crashed sessions' temp dirs and ACEs) runs once per provider,
-// on the runner's first ready or prepareTemp, that is at runner selection
+// on the runner's first ready or prepare, that is at runner selection
 // on the first Wrap (or Runner, or Diagnose); see winaclRunner.
 func platformRunners() []runner {
 	return []runner{newWinACLRunner(winacl.NewSystem(), launcherPath)}

@@ -6,23 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
-
-// runner is one confinement mechanism. Runners hold no policy.
-type runner interface {
-	// name is the runner's name in Config.Runners, reports and errors.
-	name() string
-	// ready is the cheap check that the mechanism can work here at all
-	// (no spawn); it is all a sole candidate gets.
-	ready() error
-	// probe really confines a launcher and checks that a denied write is
-	// denied and an allowed one works.
-	probe(ctx context.Context) error
-	// wrap fills w for spec (Path, Args, Enforcement, Gaps, rules).
-	wrap(spec vocab.Spec, w *Wrapped) error
-}
 
 // selection is the provider's cached verdict.
 type selection struct {

@@ -24,7 +24,10 @@ func (f *fakeRunner) probe(context.Context) error {
 	f.probes.Add(1)
 	return f.probeErr
 }
-func (f *fakeRunner) wrap(vocab.Spec, *Wrapped) error { return nil }
+func (f *fakeRunner) traits() traits { return traits{} }
+func (f *fakeRunner) prepare(context.Context, vocab.Spec) (launch, error) {
+	return launch{}, nil
+}
 
 func TestSelectSoleCandidateUnprobed(t *testing.T) {
 	r := &fakeRunner{n: "only"}

@@ -25,7 +25,7 @@ import (
 // another runner, and it lives where no wrap can write: in the per-user
 // private temp parent (<TMPDIR>/sandbox-local-<uid>, owner-checked; see
 // tempdir.go), whose only entries a command can write are its own wrap
-// dir, and which no writable root may contain (prepareTemp refuses such a
+// dir, and which no writable root may contain (makeTemp refuses such a
 // policy). An entry forged from inside would otherwise make every later
 // run fail at launch for an hour, on a machine where the preferred runner
 // does not work (an agent then tends to retry unconfined). A verdict that

@@ -110,18 +110,12 @@ type Wrapped struct {
 	checkProtected func() []ProtectedChange
 	spawnedMu      sync.Mutex
 	spawned        []*exec.Cmd // what Command returned: Cleanup kills those still running
-	tempVars       []string    // temp variables besides TMPDIR the runner wants set (TMP, TEMP on Windows)
-	cacheVars      []cacheVar  // variables the runner points below TempDir (compiler caches under seatbelt)
 	appliedMu      sync.Mutex
 	applied        []*appliedPipe // one per Command, when the launcher reports the sandbox applied (seatbelt)
 	netVars        []string       // the proxy's variables (NetworkProxied)
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
 }
-
-// cacheVar is a variable a runner points at a directory below the wrap's
-// temp dir, unless the command's environment already sets it.
-type cacheVar struct{ name, subdir string }
 
 // HeldEnv names the variables a launcher must not start with: those that
 // make the dynamic loader, libc or the Go runtime load code or read or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"unicode"
 )
@@ -240,6 +241,36 @@ func resolveLong(wp winPath, r PathResolver) (winPath, error) {
 		return lp, nil
 	}
 	return wp, nil
+}
+
+// WirePath spells the absolute Windows path p in the form the launcher
+// vocabulary carries (absolute and clean in slash form, see
+// vocab.CheckPath): the NT object-manager spelling `\??\C:\a` with forward
+// slashes, `/??/C:/a`; a share `\\srv\sh\a` is `/??/UNC/srv/sh/a`, a volume
+// `\\?\Volume{g}\a` is `/??/Volume{g}/a`. Canonicalize parses that form
+// back to p's canonical form, so a launcher needs no decoder of its own.
+func WirePath(p string) (string, error) {
+	c, err := Canonicalize(p, nil)
+	if err != nil {
+		return "", fmt.Errorf("launcher path: %w", err)
+	}
+	var body string
+	switch {
+	case strings.HasPrefix(c, `\\?\`):
+		body = c[len(`\\?\`):]
+	case strings.HasPrefix(c, `\\`):
+		body = `UNC\` + c[len(`\\`):]
+	default:
+		body = c
+	}
+	wire := strings.TrimSuffix("/??/"+strings.ReplaceAll(body, `\`, "/"), "/")
+	if path.Clean(wire) != wire {
+		return "", fmt.Errorf("launcher path: %q has no clean slash form", p)
+	}
+	if back, err := Canonicalize(wire, nil); err != nil || back != c {
+		return "", fmt.Errorf("launcher path: %q does not survive the slash form (%q)", p, back)
+	}
+	return wire, nil
 }
 
 // Key returns the comparison key of a canonical path: NTFS compares names

@@ -2,7 +2,10 @@ package winacl
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // shortNames is a resolver with a fixed table of 8.3 names.
@@ -162,5 +165,40 @@ func TestWithin(t *testing.T) {
 		if got := Within(tc.p, tc.root); got != tc.want {
 			t.Errorf("Within(%q, %q) = %v", tc.p, tc.root, got)
 		}
+	}
+}
+
+func TestWirePath(t *testing.T) {
+	cases := []struct{ in, want, err string }{
+		{`C:\src\proj`, "/??/C:/src/proj", ""},
+		{`c:/src/proj/`, "/??/C:/src/proj", ""},
+		{`D:\`, "/??/D:", ""},
+		{`\\srv\share\a b`, "/??/UNC/srv/share/a b", ""},
+		{`\\?\UNC\srv\share\x`, "/??/UNC/srv/share/x", ""},
+		{`\\?\Volume{01234567-89ab-cdef-0123-456789abcdef}\x`, "/??/Volume{01234567-89ab-cdef-0123-456789abcdef}/x", ""},
+		{`\\localhost\C$\x`, "/??/C:/x", ""},
+		{`src\proj`, "", "relative"},
+		{"/home/me", "", "not absolute"},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := WirePath(c.in)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("WirePath(%q) = %q, %v; want error %q", c.in, got, err, c.err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("WirePath(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			}
+			if vocab.CheckPath(got) != nil {
+				t.Errorf("%q is not a vocabulary path: %v", got, vocab.CheckPath(got))
+			}
+			want, _ := Canonicalize(c.in, nil)
+			if back, err := Canonicalize(got, nil); err != nil || back != want {
+				t.Errorf("Canonicalize(%q) = %q, %v; want %q", got, back, err, want)
+			}
+		})
 	}
 }

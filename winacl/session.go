@@ -10,6 +10,7 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -552,4 +553,18 @@ func parseStatus(b []byte) (reason string, failed bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(line, statusFatal), true
+}
+
+// ReadStatusFile reports whether the launcher status file at path (the
+// StatusFile of a LaunchSpec, which a provider's runner-failure rule names)
+// records a launcher failure, and its reason. It reads the host's file
+// system, for a consumer that holds only the path and classifies a finished
+// run; a Session reads its own with LauncherFailure. A missing or
+// unreadable file, or any other content, records nothing.
+func ReadStatusFile(path string) (reason string, failed bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	return parseStatus(b)
 }

@@ -4,12 +4,16 @@
 //	            [--read-only PATH]... [--writable-config NAME]... [--deny-read PATH]... [--allow-read PATH]...
 //	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
 //	            [--allow-private-destinations] [--allow-local-port PORT]...
-//	            [--allow-unix-socket PATH]... [--runner auto|namespaces|landlock] [--require-full]
+//	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
 //	sandbox-run doctor [--json]
 //	sandbox-run --version
+//
+// --runner names one of the platform's runners (--help lists them, the
+// preferred first); auto takes the first that works here, selected and
+// cached by package sandbox as for any consumer (Config.VerdictCache).
 //
 // --help lists every flag with its default. Before the command runs,
 // sandbox-run prints a notice on stderr when the confinement is partial
@@ -189,7 +193,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
 	var localPorts portsFlag
 	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
-	runnerName := fs.String("runner", "auto", "auto, namespaces or landlock")
+	runnerName := fs.String("runner", "auto", "auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
 	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
 	var keepEnv, unsetEnv, setEnv listFlag
