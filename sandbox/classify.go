@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/winacl"
@@ -123,7 +124,7 @@ func classify(rule RunnerFailureRule, denials []string, exitCode int, stderr []b
 	kept := lines[:0:0]
 	for _, l := range lines {
 		l = strings.TrimSuffix(l, "\r")
-		if !contains(rule.IgnoreLines, l) {
+		if !slices.Contains(rule.IgnoreLines, l) {
 			kept = append(kept, l)
 		}
 	}
@@ -166,15 +167,6 @@ func recordedFailure(rule RunnerFailureRule, reason string) (string, bool) {
 		return reason, true
 	}
 	return winacl.ReadStatusFile(rule.StatusFile)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

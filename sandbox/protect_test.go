@@ -86,7 +86,7 @@ func TestProtectedPaths(t *testing.T) {
 	// dir's surface and the common dir's surface.
 	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil, nil)
 	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
-		if !contains(got, p) {
+		if !slices.Contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
 		}
 	}
@@ -141,11 +141,11 @@ func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
 	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	for _, want := range []string{".husky/_", ".husky", "shared.gitconfig", "tools/hooks", "more.gitconfig", "tools/fsmon.sh", "tools/lint.sh"} {
-		if !contains(got, filepath.Join(repo, want)) {
+		if !slices.Contains(got, filepath.Join(repo, want)) {
 			t.Errorf("%s is not protected: %q", want, got)
 		}
 	}
-	if contains(got, "/elsewhere/conf") || contains(got, "/usr/bin/exiftool") || contains(got, filepath.Join(repo, "vim")) {
+	if slices.Contains(got, "/elsewhere/conf") || slices.Contains(got, "/usr/bin/exiftool") || slices.Contains(got, filepath.Join(repo, "vim")) {
 		t.Errorf("a path outside every writable root was listed: %q", got)
 	}
 }
@@ -269,12 +269,12 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 				return filepath.Join(ws, p)
 			}
 			for _, p := range c.want {
-				if !contains(got, abs(p)) {
+				if !slices.Contains(got, abs(p)) {
 					t.Errorf("%s is not protected: %q", p, got)
 				}
 			}
 			for _, p := range c.not {
-				if contains(got, abs(p)) {
+				if slices.Contains(got, abs(p)) {
 					t.Errorf("%s is listed: %q", p, got)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +117,7 @@ func TestSeatbeltCacheVars(t *testing.T) {
 	}
 	defer w.Cleanup()
 	want := "CLANG_MODULE_CACHE_PATH=" + filepath.Join(w.TempDir, "clang-module-cache")
-	if !contains(w.LaunchEnv, want) || !contains(w.Env, want) {
+	if !slices.Contains(w.LaunchEnv, want) || !slices.Contains(w.Env, want) {
 		t.Errorf("want %s in LaunchEnv %q and Env", want, w.LaunchEnv)
 	}
 	for _, kv := range w.LaunchEnv {
@@ -124,7 +125,7 @@ func TestSeatbeltCacheVars(t *testing.T) {
 			t.Errorf("the caller's SWIFTPM_MODULECACHE_OVERRIDE was overridden: %s", kv)
 		}
 	}
-	if !contains(w.Env, "SWIFTPM_MODULECACHE_OVERRIDE=/Users/u/ws/.build/mc") {
+	if !slices.Contains(w.Env, "SWIFTPM_MODULECACHE_OVERRIDE=/Users/u/ws/.build/mc") {
 		t.Errorf("the caller's SWIFTPM_MODULECACHE_OVERRIDE is lost")
 	}
 	w2, err := p.Wrap(context.Background(), Request{Argv: []string{"swift", "build"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
@@ -132,7 +133,7 @@ func TestSeatbeltCacheVars(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Cleanup()
-	if !contains(w2.LaunchEnv, "SWIFTPM_MODULECACHE_OVERRIDE="+filepath.Join(w2.TempDir, "swiftpm-module-cache")) {
+	if !slices.Contains(w2.LaunchEnv, "SWIFTPM_MODULECACHE_OVERRIDE="+filepath.Join(w2.TempDir, "swiftpm-module-cache")) {
 		t.Errorf("LaunchEnv %q lacks SwiftPM's module cache", w2.LaunchEnv)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -423,7 +424,7 @@ func TestWinACLWrap(t *testing.T) {
 			if len(w.Gaps) < len(winacl.Gaps()) || !strings.Contains(vocab.JoinGaps(w.Gaps), c.wantGap) || !strings.Contains(vocab.JoinGaps(w.Gaps), `C:\Users\me\.ssh`) {
 				t.Errorf("gaps %v", w.Gaps)
 			}
-			if !contains(w.DenialSignatures, "Access is denied") {
+			if !slices.Contains(w.DenialSignatures, "Access is denied") {
 				t.Errorf("denial signatures %q", w.DenialSignatures)
 			}
 		})
