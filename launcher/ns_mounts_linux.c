@@ -178,6 +178,8 @@ static int empty_tmpfs(const char *path) {
 	return mnt;
 }
 
+// Process state: pid 1 reads them once pid 2 execs the command, so they
+// outlive the plan (ns_linux.h).
 struct sbx_watch *sbx_ns_watch;
 int sbx_ns_nwatch;
 
