@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
@@ -197,43 +198,11 @@ void ns_scope_signals(void) {
 	close(rfd);
 }
 
-// carved[i] says whether the deny-read path s->deny[i] is carved out with
-// Landlock as well as hidden by its mount: it lies outside every writable
-// root and the temp dir, holds none of them (a workspace inside a
-// deny-read directory is shown again by its own bind), and lies below no
-// other such path (whose carving covers it). Computed once, by
-// plan_carving.
-static int *carved;
-
-static void plan_carving(const struct spec *s) {
-	carved = calloc(s->ndeny ? s->ndeny : 1, sizeof *carved);
-	if (!carved)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	for (int i = 0; i < s->ndeny; i++) {
-		const char *d = s->deny[i];
-		carved[i] = !(s->tempdir && (sbx_within(d, s->tempdir) || sbx_within(s->tempdir, d)));
-		for (int w = 0; w < s->nwritable && carved[i]; w++)
-			carved[i] = !sbx_within(d, s->writable[w]) && !sbx_within(s->writable[w], d);
-	}
-	// A path below another candidate is covered by it; checked against the
-	// candidates (not the result), which is the same: what holds it is
-	// carved, or lies below a carved path that holds it too.
-	int *base = malloc((s->ndeny ? s->ndeny : 1) * sizeof *base);
-	if (!base)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	memcpy(base, carved, s->ndeny * sizeof *base);
-	for (int i = 0; i < s->ndeny; i++)
-		for (int j = 0; j < s->ndeny && carved[i]; j++)
-			if (j != i && base[j] && strcmp(s->deny[i], s->deny[j]) != 0 && sbx_within(s->deny[i], s->deny[j]))
-				carved[i] = 0;
-	free(base);
-}
-
 // on_the_way reports whether p is a carved deny-read path or one of its
 // ancestors: such an entry is not granted.
-static int on_the_way(const struct spec *s, const char *p) {
+static int on_the_way(const struct spec *s, const struct sbx_plan *plan, const char *p) {
 	for (int i = 0; i < s->ndeny; i++)
-		if (carved[i] && sbx_within(s->deny[i], p))
+		if (plan->carved[i] && sbx_within(s->deny[i], p))
 			return 1;
 	return 0;
 }
@@ -244,7 +213,7 @@ static int on_the_way(const struct spec *s, const char *p) {
 // (ls ~ works with ~/.ssh denied, and the denied directory itself lists as
 // its empty mount): names are what the deny-read mount hides, files' contents
 // are what Landlock keeps.
-static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
+static void grant_siblings(int rfd, const struct spec *s, const struct sbx_plan *plan, const char *dir) {
 	int dfd = ns_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
 	if (dfd < 0) {
 		// Not there (the deny-read path does not exist yet): nothing to
@@ -264,7 +233,7 @@ static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
 		char *p;
 		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) < 0)
 			sbx_fatal(sbx_ns_token, "out of memory");
-		if (on_the_way(s, p)) {
+		if (on_the_way(s, plan, p)) {
 			free(p);
 			continue;
 		}
@@ -289,17 +258,16 @@ static void grant_siblings(int rfd, const struct spec *s, const char *dir) {
 // reaches past them (pid 1 stops the sandbox when a mount is detached, a
 // moment later). Landlock's rules sit on the objects: so, as the landlock
 // runner does, reading is granted on every sibling of each carved
-// deny-read path and of each of its ancestors, and on nothing else below
+// deny-read path (the plan's carved, ns_plan_linux.c) and of each of its ancestors, and on nothing else below
 // those ancestors. Entries that appear in those directories during the run
 // are not readable; the denied path, whatever object is there, never is.
 // After pivot_root, so every rule is on the new root's objects (its /tmp,
 // /dev, /proc). Without Landlock (ABI 0) the mounts and pid 1's watch are
 // all there is.
-void ns_carve_deny_read(const struct spec *s) {
-	plan_carving(s);
+void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan) {
 	int any = 0;
 	for (int i = 0; i < s->ndeny && !any; i++)
-		any = carved[i];
+		any = plan->carved[i];
 	if (!any || ns_landlock_abi() < 1)
 		return;
 	struct sbx_ruleset_attr attr = {.handled_access_fs =
@@ -311,7 +279,7 @@ void ns_carve_deny_read(const struct spec *s) {
 	char **done = NULL;
 	int ndone = 0;
 	for (int i = 0; i < s->ndeny; i++) {
-		if (!carved[i])
+		if (!plan->carved[i])
 			continue;
 		char *a = ns_xstrdup(s->deny[i]);
 		for (;;) {
@@ -326,7 +294,7 @@ void ns_carve_deny_read(const struct spec *s) {
 			for (int j = 0; j < ndone && !seen; j++)
 				seen = !strcmp(done[j], a);
 			if (!seen) {
-				grant_siblings(rfd, s, a);
+				grant_siblings(rfd, s, plan, a);
 				done = realloc(done, (ndone + 1) * sizeof *done);
 				if (!done)
 					sbx_fatal(sbx_ns_token, "out of memory");

@@ -87,6 +87,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
@@ -113,34 +114,15 @@
 #endif
 #define MAX_LINKS 40
 
-// A guarded name: the directory that holds it, by identity, and the name.
-struct guarded {
-	dev_t dev;
-	ino_t ino;
-	char *name;
-	const char *path;
-};
-static struct guarded *guarded;
-static int nguarded;
-
-void ns_guard_add(const struct stat *parent, const char *name, const char *path) {
-	struct guarded *g = realloc(guarded, (size_t)(nguarded + 1) * sizeof *guarded);
-	if (!g)
-		sbx_fatal(sbx_ns_token, "guard: out of memory");
-	guarded = g;
-	guarded[nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, ns_xstrdup(name), path};
-}
-
-int ns_guard_count(void) { return nguarded; }
-
-// The guard's own state.
-static int g_root = -1; // "/" (the sandbox's root, the command's too)
-static int g_listener = -1;
+// The guard's own state, set once in the guard process (guard_main).
+static int g_root = -1;     // "/" (the sandbox's root, the command's too)
+static int g_listener = -1; // the seccomp listener, from pid 2
 
 // One notified call's context: the calling thread and its process.
 struct ctx {
 	pid_t tid, tgid;
-	int piddir; // /proc/TID, opened before the notification was checked live
+	int piddir;                  // /proc/TID, opened before the notification was checked live
+	const struct sbx_plan *plan; // what is guarded
 };
 
 // ---- procfs ----
@@ -379,13 +361,15 @@ fail:
 
 // is_guarded reports whether creating name in dir would create a guarded
 // name.
-static int is_guarded(int dir, const char *name) {
+static int is_guarded(const struct ctx *c, int dir, const char *name) {
 	struct stat st;
 	if (fstat(dir, &st) < 0)
 		return 1; // cannot tell: refused
-	for (int i = 0; i < nguarded; i++)
-		if (guarded[i].dev == st.st_dev && guarded[i].ino == st.st_ino && strcasecmp(guarded[i].name, name) == 0)
+	for (int i = 0; i < c->plan->nguarded; i++) {
+		const struct guarded *g = &c->plan->guarded[i];
+		if (g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0)
 			return 1;
+	}
 	return 0;
 }
 
@@ -582,7 +566,7 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 			close(w.dir);
 			return -EISDIR;
 		}
-		if (!w.magic && (k->flags & O_CREAT) && is_guarded(w.dir, w.name)) {
+		if (!w.magic && (k->flags & O_CREAT) && is_guarded(c, w.dir, w.name)) {
 			close(w.dir);
 			return -EROFS;
 		}
@@ -654,7 +638,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		}
 		if ((r = -resolve(c, start, k->path, 0, &w)) != 0)
 			break;
-		if (is_guarded(w.dir, w.name))
+		if (is_guarded(c, w.dir, w.name))
 			r = -EROFS;
 		else if (k->op == C_MKDIR)
 			r = mkdirat(w.dir, w.name, k->mode & 07777) < 0 ? -errno : 0;
@@ -695,7 +679,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			close(w2.dir);
 			break;
 		}
-		if (is_guarded(w.dir, w.name) || (k->op == C_RENAME && (k->flags & RENAME_EXCHANGE) && is_guarded(w2.dir, w2.name)))
+		if (is_guarded(c, w.dir, w.name) || (k->op == C_RENAME && (k->flags & RENAME_EXCHANGE) && is_guarded(c, w2.dir, w2.name)))
 			r = -EROFS;
 		else if (k->op == C_LINK)
 			r = linkat(w2.dir, w2.name, w.dir, w.name, (empty ? AT_EMPTY_PATH : 0) | (w2.magic ? AT_SYMLINK_FOLLOW : 0)) < 0
@@ -712,7 +696,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 	return r;
 }
 
-static void answer(void) {
+static void answer(const struct sbx_plan *plan) {
 	static union {
 		struct seccomp_notif n;
 		char room[1024];
@@ -727,7 +711,7 @@ static void answer(void) {
 	struct seccomp_notif_resp resp = {.id = req.n.id};
 	char pd[32];
 	snprintf(pd, sizeof pd, "/proc/%d", (int)req.n.pid);
-	struct ctx c = {.tid = (pid_t)req.n.pid, .piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	struct ctx c = {.tid = (pid_t)req.n.pid, .piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC), .plan = plan};
 	int e = c.piddir < 0 ? ESRCH : decode(&req.n, &k);
 	// The pid, the strings: the command's, if it still waits in this call.
 	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0) {
@@ -808,8 +792,9 @@ static void confine_guard(void) {
 }
 
 // guard_main is the guard, forked from pid 2 after its Landlock rulesets
-// and before its seccomp filter: sock brings the listener.
-__attribute__((noreturn)) static void guard_main(int sock) {
+// and before its seccomp filter: sock brings the listener; plan holds the
+// names it refuses.
+__attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan *plan) {
 	// Not the command's to ptrace: not dumpable (the kernel then wants
 	// CAP_SYS_PTRACE, which the command has nowhere). No capability at
 	// all, so every call is checked as the command's (no DAC override),
@@ -876,7 +861,7 @@ __attribute__((noreturn)) static void guard_main(int sock) {
 	close(sock);
 	confine_guard();
 	for (;;)
-		answer();
+		answer(plan);
 }
 
 // ns_guard_fork starts the guard, when the wrap guards names: a child of
@@ -884,7 +869,7 @@ __attribute__((noreturn)) static void guard_main(int sock) {
 // its children, and pid 2 waits for nothing. It returns pid 2's end of the
 // socket on which the listener goes (ns_guard_hand_over), or -1 without a
 // guard.
-int ns_guard_fork(const struct spec *s) {
+int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan) {
 	if (s->nguard == 0)
 		return -1;
 	int sv[2];
@@ -893,7 +878,7 @@ int ns_guard_fork(const struct spec *s) {
 	ns_must((int)g, "guard: clone", NULL);
 	if (g == 0) {
 		close(sv[0]);
-		guard_main(sv[1]);
+		guard_main(sv[1], plan);
 	}
 	close(sv[1]);
 	return sv[0];

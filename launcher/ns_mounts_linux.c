@@ -1,5 +1,5 @@
-// ns-run stage 2, sections 2 and 3: the plan of the mounts (made while
-// the host's tree is in view) and the new root built from it.
+// ns-run stage 2, section 3: the new root, built from the plan
+// (ns_plan_linux.c).
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -25,330 +25,9 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
-
-enum { LAYER_WRITABLE, LAYER_PIN, LAYER_RO, LAYER_DENY, LAYER_SOCKET };
-
-// A layer is one mount of the new root. fd is an O_PATH descriptor of its
-// source, opened at plan time without following symlinks (writable and
-// read-only layers; -1 for the others); dev and ino identify the object a
-// read-only layer or a pin was planned on, so that the mount point found
-// at build time can be checked to be that very object; mnt is the
-// deny-read mount, kept to seal it.
-struct layer {
-	int kind, isdir;
-	char *path;
-	int fd, mnt;
-	dev_t dev;
-	ino_t ino;
-};
-
-static struct layer *layers;
-static int nlayers, caplayers;
-
-// add_layer adds a layer; it takes fd (closing it when the layer is
-// already planned), and st, when given, is the object it was planned on.
-static void add_layer(int kind, const char *path, int isdir, int fd, const struct stat *st) {
-	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == kind && !strcmp(layers[i].path, path)) {
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-	if (nlayers == caplayers) {
-		caplayers = caplayers ? 2 * caplayers : 64;
-		layers = realloc(layers, caplayers * sizeof *layers);
-	}
-	char *copy = strdup(path);
-	if (!layers || !copy)
-		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
-	layers[nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0};
-}
-
-static int depth(const char *p) {
-	int d = 0;
-	for (; *p; p++)
-		d += *p == '/';
-	return d;
-}
-
-static int layer_cmp(const void *a, const void *b) {
-	const struct layer *x = a, *y = b;
-	int dx = depth(x->path), dy = depth(y->path);
-	return dx != dy ? dx - dy : x->kind - y->kind;
-}
-
-// deepest_root returns the deepest writable root (or the temp dir) holding p.
-static const char *deepest_root(const struct spec *s, const char *p) {
-	const char *best = NULL;
-	for (int i = 0; i <= s->nwritable; i++) {
-		const char *r = i < s->nwritable ? s->writable[i] : s->tempdir;
-		if (r && sbx_within(p, r) && (!best || strlen(r) > strlen(best)))
-			best = r;
-	}
-	return best;
-}
-
-// plan_unix_sockets binds each allowed UNIX socket onto itself, read-only:
-// a socket seen through the read-only overlay on /tmp cannot be connected to
-// (the overlay's inode is not the socket), /dev is the sandbox's own, and a
-// socket inside a deny-read directory is listed by name. Only a socket is
-// bound: a path swapped for anything else (a symlink to a deny-read file)
-// is left as the host tree has it, so a bind here can never expose a file.
-// The provider resolved the path at Wrap time: it is opened without
-// following any symlink (one there now, swapped in by another sandbox,
-// could name another socket: it is not followed, and the path stays
-// unreachable), and the bind is made from that descriptor, so what was
-// checked to be a socket is what is bound.
-static void plan_unix_sockets(const struct spec *s) {
-	struct stat st;
-	for (int i = 0; i < s->nunixsock; i++) {
-		int fd = ns_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
-		if (fd < 0 && errno != ELOOP)
-			ns_resolve_failed("UNIX socket", s->unixsock[i]);
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
-			add_layer(LAYER_SOCKET, s->unixsock[i], 0, fd, NULL);
-		else if (fd >= 0)
-			close(fd);
-	}
-}
-
-// plan_deny_read plans the empty mounts over the deny-read paths, each
-// resolved once: a symlink is denied as what it points to (the provider
-// lists the link and its target at Wrap time).
-static void plan_deny_read(const struct spec *s) {
-	struct stat st;
-	for (int i = 0; i < s->ndeny; i++) {
-		// The provider resolved the directories above each path: only a
-		// final symlink needs resolving here (most paths are missing, and
-		// realpath would walk every directory of each to say so).
-		char *real = NULL;
-		if (lstat(s->deny[i], &st) == 0) {
-			real = S_ISLNK(st.st_mode) ? realpath(s->deny[i], NULL) : strdup(s->deny[i]);
-			if (!real && !S_ISLNK(st.st_mode))
-				sbx_fatal(sbx_ns_token, "out of memory");
-		}
-		if (real && stat(real, &st) < 0) {
-			ns_resolve_failed("deny-read path", real);
-			free(real);
-			real = NULL;
-		} else if (!real) {
-			ns_resolve_failed("deny-read path", s->deny[i]);
-		}
-		if (!real) {
-			// Missing: as vocab.NamespaceGaps, a gap only inside a
-			// writable root (not the temp dir), where the command could
-			// create it. -full refuses it here, where the plan looked.
-			int inside = 0;
-			for (int j = 0; j < s->nwritable; j++)
-				inside |= sbx_within(s->deny[i], s->writable[j]);
-			if (inside && s->require_full && lstat(s->deny[i], &st) < 0)
-				sbx_fatal(sbx_ns_token, "full enforcement required, but: deny-read path %s does not exist inside a writable root",
-				          s->deny[i]);
-			continue;
-		}
-		add_layer(LAYER_DENY, real, S_ISDIR(st.st_mode), -1, NULL);
-		free(real);
-	}
-}
-
-// hidden reports whether p lies in a planned deny-read path that is
-// mounted over its writable root (at or below root): a bind there would
-// show what the empty mount hides. A deny-read path above the root is
-// covered by the root's own bind already.
-static int hidden(const char *p, const char *root) {
-	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == LAYER_DENY && sbx_within(p, layers[i].path) && sbx_within(layers[i].path, root))
-			return 1;
-	return 0;
-}
-
-// plan_pins pins every directory strictly between root and p, each opened
-// without symlinks now and remembered by identity.
-static void plan_pins(const char *root, const char *p) {
-	char *d = ns_xstrdup(p);
-	struct stat st;
-	for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
-		*slash = 0;
-		if (!sbx_within(d, root) || !strcmp(d, root))
-			break;
-		int fd = ns_open_strict(AT_FDCWD, d, O_DIRECTORY, 0);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			sbx_fatal(sbx_ns_token, "plan the mounts: pin %s: %s", d, ns_swapped_or(errno));
-		close(fd);
-		add_layer(LAYER_PIN, d, 1, -1, &st);
-	}
-	free(d);
-}
-
-// plan_guard: p, a protected path, is missing, and the filter hands the
-// creating calls to the guard. The first missing component below p's
-// writable root is the name the guard refuses (creating .cargo is refused
-// while .cargo/config.toml is guarded), in its parent, by identity; the
-// directories between the root and that name are pinned, so the parent
-// cannot be moved away and replaced. A component that is not a directory
-// holds nothing that could be created; one that is a symlink is not
-// followed (a gap, refused by -full).
-static int plan_guard(const struct spec *s, const char *p) {
-	const char *root = deepest_root(s, p);
-	if (!root || !strcmp(root, p))
-		return 0; // outside the writable roots all is read-only already
-	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
-	if (dfd < 0)
-		sbx_fatal(sbx_ns_token, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
-	char *rest = ns_xstrdup(p + strlen(root));
-	char *upto = ns_xstrdup(p); // p up to the component at hand
-	size_t at = strcmp(root, "/") ? strlen(root) : 0;
-	int whole = 1; // every component is there
-	const char *end = rest + strlen(rest);
-	for (char *comp = strtok(rest, "/"); comp; comp = strtok(NULL, "/")) {
-		int last = comp + strlen(comp) == end;
-		at += 1 + strlen(comp);
-		struct stat st;
-		int fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT) {
-			if (fstat(dfd, &st) < 0)
-				sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
-			upto[at] = 0;
-			ns_guard_add(&st, comp, p);
-			plan_pins(root, upto);
-			whole = 0;
-			break;
-		}
-		if (fd < 0) {
-			// A directory on the way that cannot be searched (EACCES): the
-			// command, with the same rights, cannot create below it
-			// either, unless it changes the directory's mode first; not
-			// guarded, refused by -full. ENOTDIR: nothing to create.
-			if (errno != ENOTDIR && s->require_full)
-				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s cannot be looked up: %s", p,
-				          strerror(errno));
-			whole = 0;
-			break;
-		}
-		if (fstat(fd, &st) < 0)
-			sbx_fatal(sbx_ns_token, "plan the guard: %s: %s", p, strerror(errno));
-		if (S_ISLNK(st.st_mode) && last) {
-			close(fd);
-			break; // the name is there, a symlink: bound as a read-only subpath is
-		}
-		if (S_ISLNK(st.st_mode)) {
-			// Behind a symlink (a .cargo linked elsewhere): the name the
-			// link leads to is another directory's, not guarded here; the
-			// provider reported it (vocab.NamespaceGaps), -full refuses it.
-			close(fd);
-			if (s->require_full)
-				sbx_fatal(sbx_ns_token, "full enforcement required, but: guarded name %s lies behind a symlink", p);
-			whole = 0;
-			break;
-		}
-		close(dfd);
-		dfd = fd;
-		if (!S_ISDIR(st.st_mode) && !last) {
-			whole = 0; // a file on the way: nothing below it can be made
-			break;
-		}
-	}
-	close(dfd);
-	free(rest);
-	free(upto);
-	return whole;
-}
-
-// plan_read_only plans the read-only bind of p (and the pins above it).
-// The provider resolved p's directories at Wrap time, so a symlink among
-// them now is fatal; a missing p is skipped (the provider reported it).
-static void plan_read_only(const struct spec *s, const char *p) {
-	char *dir = ns_xstrdup(p);
-	char *slash = strrchr(dir, '/');
-	*slash = 0;
-	int dfd = ns_open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
-	if (dfd < 0 && errno == ELOOP)
-		sbx_fatal(sbx_ns_token, "plan the mounts: read-only subpath %s: %s", p, ns_swapped_or(errno));
-	int fd = dfd < 0 ? -1 : openat(dfd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		ns_resolve_failed("read-only subpath", p);
-	if (dfd >= 0)
-		close(dfd);
-	free(dir);
-	struct stat st;
-	// -full is checked here, on what the plan uses, not by name before
-	// it: a swap in between would otherwise pass the check.
-	if (fd < 0) {
-		if (s->nguard > 0)
-			plan_guard(s, p); // the guard refuses its creation
-		else if (s->require_full)
-			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is missing", p);
-		return; // nothing there
-	}
-	if (fstat(fd, &st) < 0)
-		sbx_fatal(sbx_ns_token, "plan the mounts: read-only subpath %s: %s", p, strerror(errno));
-	if (S_ISLNK(st.st_mode) && s->require_full)
-		sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s is a symlink", p);
-	char *real = NULL;
-	if (S_ISLNK(st.st_mode)) {
-		// Protect what the link points to (that only narrows); the
-		// link itself cannot be covered (the provider reported it).
-		close(fd);
-		real = realpath(p, NULL);
-		if (!real) {
-			ns_resolve_failed("the target of read-only subpath", p);
-			return; // dangling
-		}
-		fd = ns_open_strict(AT_FDCWD, real, 0, 0);
-		if (fd < 0 && errno == ELOOP)
-			sbx_fatal(sbx_ns_token, "plan the mounts: the target %s of read-only subpath %s: %s", real, p, ns_swapped_or(errno));
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			ns_resolve_failed("the target of read-only subpath", real);
-			if (fd >= 0)
-				close(fd);
-			free(real);
-			return;
-		}
-	} else {
-		real = ns_xstrdup(p);
-	}
-	const char *root = deepest_root(s, real);
-	// Only a directory or a file under a writable root (outside the roots
-	// all is read-only already), and never one a deny-read mount hides.
-	if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && root && !hidden(real, root)) {
-		// A bind covers one name: another hard link to the file it opened
-		// writes the same inode (vocab.NamespaceGaps reports it).
-		if (s->require_full && S_ISREG(st.st_mode) && st.st_nlink > 1)
-			sbx_fatal(sbx_ns_token, "full enforcement required, but: read-only subpath %s has %lu hard links", real,
-			          (unsigned long)st.st_nlink);
-		add_layer(LAYER_RO, real, S_ISDIR(st.st_mode), fd, &st);
-		plan_pins(root, real);
-	} else {
-		close(fd);
-	}
-	free(real);
-}
-
-void ns_plan(const struct spec *s) {
-	for (int i = 0; i <= s->nwritable; i++) {
-		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
-		if (!w)
-			continue;
-		int fd = ns_open_strict(AT_FDCWD, w, O_DIRECTORY, 0);
-		if (fd < 0)
-			sbx_fatal(sbx_ns_token, "plan the mounts: writable root %s: %s", w, ns_swapped_or(errno));
-		add_layer(LAYER_WRITABLE, w, 1, fd, NULL);
-	}
-	plan_deny_read(s);
-	for (int i = 0; i < s->nro; i++)
-		plan_read_only(s, s->ro[i]);
-	// A guarded name that appeared since the Wrap is bound read-only
-	// like a read-only subpath; the others are guarded.
-	for (int i = 0; i < s->nguard; i++)
-		if (plan_guard(s, s->guard[i]))
-			plan_read_only(s, s->guard[i]);
-	plan_unix_sockets(s);
-	qsort(layers, nlayers, sizeof *layers, layer_cmp);
-}
-
-// ---- 3. the root ----
 
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
@@ -419,15 +98,14 @@ static int set_attr_fd(int fd, int recursive, uint64_t set, uint64_t clr) {
 	return syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0), &a, sizeof a);
 }
 
-// newroot is the new root while it is built: every mount point is opened
-// beneath it.
-static int newroot = -1;
-
+// newroot, in what follows, is the new root while it is built: every
+// mount point is opened beneath it.
+//
 // make_mount_point creates the missing mount point of l, one component at
 // a time from the new root, following no symlink; that only succeeds
 // where the new root is writable at this stage (a deny-read tmpfs, a
 // writable root).
-static void make_mount_point(const struct layer *l) {
+static void make_mount_point(int newroot, const struct layer *l) {
 	char *rel = ns_xstrdup(l->path + 1);
 	int dfd = ns_open_strict(newroot, ".", O_DIRECTORY, 1);
 	char *name = rel;
@@ -460,11 +138,11 @@ static void make_mount_point(const struct layer *l) {
 
 // open_mount_point opens where l goes in the new root, without following
 // a symlink, and checks it is what was planned.
-static int open_mount_point(const struct layer *l) {
+static int open_mount_point(int newroot, const struct layer *l) {
 	const char *rel = *(l->path + 1) ? l->path + 1 : ".";
 	int fd = ns_open_strict(newroot, rel, 0, 1);
 	if (fd < 0 && errno == ENOENT && (l->kind == LAYER_WRITABLE || l->kind == LAYER_DENY || l->kind == LAYER_SOCKET)) {
-		make_mount_point(l);
+		make_mount_point(newroot, l);
 		fd = ns_open_strict(newroot, rel, 0, 1);
 	}
 	struct stat st;
@@ -500,6 +178,8 @@ static int empty_tmpfs(const char *path) {
 	return mnt;
 }
 
+// Process state: pid 1 reads them once pid 2 execs the command, so they
+// outlive the plan (ns_linux.h).
 struct sbx_watch *sbx_ns_watch;
 int sbx_ns_nwatch;
 
@@ -522,8 +202,8 @@ static void watch_layer(const struct layer *l, int tree) {
 // mount_layer makes layer l in the new root: a detached mount, its
 // attributes set before it is attached, moved onto the mount point's
 // descriptor. Nothing is resolved by path twice.
-static void mount_layer(struct layer *l) {
-	int target = open_mount_point(l), tree = -1;
+static void mount_layer(int newroot, struct layer *l) {
+	int target = open_mount_point(newroot, l), tree = -1;
 	switch (l->kind) {
 	case LAYER_WRITABLE:
 		tree = tree_of(l->fd, 1, "bind writable", l->path);
@@ -563,7 +243,7 @@ static void mount_layer(struct layer *l) {
 		close(tree);
 }
 
-void ns_build_root(void) {
+void ns_build_root(struct sbx_plan *p) {
 	ns_must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
 	ns_must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
 	ns_must(mkdir("/tmp" NEWROOT, 0755), "mkdir", NEWROOT);
@@ -591,20 +271,21 @@ void ns_build_root(void) {
 	setup_dev();
 	ns_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
 	        NULL);
-	newroot = ns_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
+	int newroot = ns_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
 	ns_must(newroot, "open the new root", NULL);
-	sbx_ns_watch = calloc(nlayers ? nlayers : 1, sizeof *sbx_ns_watch);
+	sbx_ns_watch = calloc(p->nlayers ? p->nlayers : 1, sizeof *sbx_ns_watch);
 	if (!sbx_ns_watch)
 		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
-	for (int i = 0; i < nlayers; i++)
-		mount_layer(&layers[i]);
+	for (int i = 0; i < p->nlayers; i++)
+		mount_layer(newroot, &p->layers[i]);
 	close(newroot);
 	// Deny-read mounts stayed writable while mount points inside them were
 	// made; now they are sealed, as is /dev's tmpfs.
-	for (int i = 0; i < nlayers; i++)
-		if (layers[i].mnt >= 0) {
-			ns_must(set_attr_fd(layers[i].mnt, 0, ATTR_RDONLY, 0), "seal", layers[i].path);
-			close(layers[i].mnt);
+	for (int i = 0; i < p->nlayers; i++)
+		if (p->layers[i].mnt >= 0) {
+			ns_must(set_attr_fd(p->layers[i].mnt, 0, ATTR_RDONLY, 0), "seal", p->layers[i].path);
+			close(p->layers[i].mnt);
+			p->layers[i].mnt = -1;
 		}
 	ns_must(set_attr(NEWROOT "/dev", 0, ATTR_RDONLY, 0), "seal", "/dev");
 	ns_must(chdir(NEWROOT), "chdir into the new root", NULL);

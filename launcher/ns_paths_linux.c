@@ -62,11 +62,21 @@ char *ns_xstrdup(const char *p) {
 	return c;
 }
 
-// resolve_failed is fatal unless errno says the path is simply not there:
-// a protection must never be dropped because a path could not be resolved.
+// ns_resolve_error is -1, with the reason in err, unless errno says the
+// path is simply not there (0): a protection must never be dropped because
+// a path could not be resolved.
+int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen) {
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 0;
+	snprintf(err, errlen, "plan the mounts: resolve %s %s: %s", what, p, strerror(errno));
+	return -1;
+}
+
+// ns_resolve_failed is ns_resolve_error made fatal.
 void ns_resolve_failed(const char *what, const char *p) {
-	if (errno != ENOENT && errno != ENOTDIR)
-		sbx_fatal(sbx_ns_token, "plan the mounts: resolve %s %s: %s", what, p, strerror(errno));
+	char err[512];
+	if (ns_resolve_error(what, p, err, sizeof err) < 0)
+		sbx_fatal(sbx_ns_token, "%s", err);
 }
 
 void ns_must(int rc, const char *what, const char *path) {

@@ -51,10 +51,14 @@
 #include "shared_linux.h"
 #include "ns_linux.h"
 
+// Process state, each set once by stage 1 and read by every stage after
+// it (ns_linux.h says what each holds).
 char sbx_ns_token[SBX_TOKEN_LEN + 1];
 int sbx_ns_netns;
 int sbx_ns_bridge = -1;
 
+// Process state: the write end of the pipe on which stage 1's signal
+// handler (forward) passes signals on; a handler reaches no other state.
 static int sigpipe_w = -1;
 
 void sbx_fatal(const char *token, const char *fmt, ...) {

@@ -4,9 +4,10 @@
 //
 //   1. ns_decode_linux.c: decodes the launcher vocabulary (internal/vocab:
 //      the Go definition; ns_decode_test.go checks this decoder against it);
-//   2. ns_mounts_linux.c: plans the mounts while the host's tree is still
-//      in view, then
-//   3. builds the new root and pivots into it:
+//   2. ns_plan_linux.c: plans, while the host's tree is still in view,
+//      what will be mounted, carved and guarded (a struct sbx_plan, which
+//      the stages below take; ns_plan_test.go drives the planner);
+//   3. ns_mounts_linux.c: builds the new root and pivots into it:
 //        - the host's tree bound recursively, made private, and read-only,
 //          nosuid, nodev in one mount_setattr(AT_RECURSIVE);
 //        - /tmp read-only: an overlay of the host's /tmp, so no host socket
@@ -62,6 +63,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
@@ -214,18 +216,20 @@ void sbx_ns_stage2(int argc, char **argv) {
 		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network bridge");
 	if (s.require_full)
 		require_full(&s);
-	ns_plan(&s);
-	ns_build_root();
+	struct sbx_plan plan;
+	if (ns_plan(&s, &plan) < 0)
+		sbx_fatal(sbx_ns_token, "%s", plan.err);
+	ns_build_root(&plan);
 	if (s.dir)
 		ns_enter_dir(s.dir);
 	if (!s.allow_net)
 		ns_loopback_up();
 	ns_hand_over_ports(&s);
 	ns_confine_unix_sockets(&s);
-	ns_carve_deny_read(&s);
+	ns_carve_deny_read(&s, &plan);
 	// The guard shares the Landlock domains above, and stays outside the
 	// filter below (ns_guard_linux.c).
-	int guard = ns_guard_fork(&s);
+	int guard = ns_guard_fork(&s, &plan);
 	ns_drop_capabilities();
 	ns_close_extra_fds();
 	// Signals scoped after the guard is forked: the command cannot signal

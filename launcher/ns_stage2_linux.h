@@ -1,5 +1,6 @@
 // Internal to ns-run's stage 2: what its sections (ns_decode, ns_paths,
-// ns_mounts, ns_net, ns_confine, and ns_stage2, the orchestrator) share.
+// ns_plan, ns_mounts, ns_net, ns_confine, ns_guard, and ns_stage2, the
+// orchestrator) share.
 #ifndef SBX_NS_STAGE2_LINUX_H
 #define SBX_NS_STAGE2_LINUX_H
 
@@ -43,9 +44,10 @@ int ns_open_strict(int dirfd, const char *path, int flags, int beneath);
 const char *ns_swapped_or(int e);
 char *ns_xstrdup(const char *p);
 void ns_must(int rc, const char *what, const char *path);
+int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen);
 void ns_resolve_failed(const char *what, const char *p);
-void ns_plan(const struct spec *s);
-void ns_build_root(void);
+struct sbx_plan;
+void ns_build_root(struct sbx_plan *p);
 void ns_enter_dir(const char *dir);
 void ns_loopback_up(void);
 void ns_hand_over_ports(const struct spec *s);
@@ -53,12 +55,10 @@ void ns_drop_capabilities(void);
 void ns_close_extra_fds(void);
 void ns_scope_signals(void);
 int ns_load_seccomp(const struct spec *s);
-void ns_guard_add(const struct stat *parent, const char *name, const char *path);
-int ns_guard_count(void);
-int ns_guard_fork(const struct spec *s);
+int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan);
 void ns_guard_hand_over(int sock, int listener);
 void ns_confine_unix_sockets(const struct spec *s);
-void ns_carve_deny_read(const struct spec *s);
+void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan);
 int ns_landlock_abi(void);
 
 #endif
