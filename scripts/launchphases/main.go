@@ -119,6 +119,9 @@ func field(trace, key string) string {
 	return ""
 }
 
+// setup are the programs benchcmp runs to set up, not launches.
+var setup = map[string]bool{"git": true, "go": true, "time": true}
+
 // split cuts the trace into launches: a launch starts with a process that
 // execs the benchmark binary (not its first start, benchcmp itself) or,
 // for the variants that spawn another binary, any exec by a child of
@@ -139,6 +142,9 @@ func split(evs []event, bench string) [][]string {
 			if benchPid < 0 && field(e.trace, "filename") == bench {
 				benchPid = e.pid
 				continue
+			}
+			if setup[filepath.Base(field(e.trace, "filename"))] {
+				continue // benchcmp's own set-up, not a launch
 			}
 			if _, in := launch[e.pid]; !in && parent[e.pid] == benchPid && benchPid >= 0 {
 				launch[e.pid] = len(launches)
