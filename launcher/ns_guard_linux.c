@@ -64,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -704,8 +705,20 @@ static void answer(const struct sbx_plan *plan) {
 	static struct call k;
 	memset(&req, 0, sizeof req);
 	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_RECV, &req.n) < 0) {
-		if (errno == EINTR || errno == ENOENT)
+		if (errno == EINTR)
 			return;
+		if (errno == ENOENT) {
+			// A call withdrawn before it was read (its caller was
+			// killed), or no process left under the filter: the kernel
+			// then answers every read at once with ENOENT, and reading
+			// on would spin until the pid namespace ends, taking a CPU
+			// from pid 1 as it learns the command's exit. The listener's
+			// hang-up tells the two apart.
+			struct pollfd p = {.fd = g_listener, .events = POLLIN};
+			if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN))
+				_exit(0);
+			return;
+		}
 		_exit(0); // the listener is gone: nothing left to guard
 	}
 	struct seccomp_notif_resp resp = {.id = req.n.id};
@@ -842,6 +855,20 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 	g_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g_root < 0)
 		_exit(1);
+	g_listener = ns_guard_take_listener(sock);
+	if (g_listener < 0)
+		_exit(1);
+	// The command waits for each answer: wake it on this CPU, without a
+	// trip through the scheduler (Linux 6.6; older kernels go without).
+	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	close(sock);
+	confine_guard();
+	ns_guard_serve(g_listener, plan);
+}
+
+// ns_guard_take_listener receives the listener ns_guard_hand_over sends on
+// sock: the descriptor, or -1 when none came.
+int ns_guard_take_listener(int sock) {
 	char b;
 	struct iovec iov = {&b, 1};
 	union {
@@ -850,16 +877,19 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 	} cm;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
 	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-		_exit(1);
+		return -1;
 	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
 	if (!h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int)))
-		_exit(1);
-	memcpy(&g_listener, CMSG_DATA(h), sizeof(int));
-	// The command waits for each answer: wake it on this CPU, without a
-	// trip through the scheduler (Linux 6.6; older kernels go without).
-	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	close(sock);
-	confine_guard();
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	return fd;
+}
+
+// ns_guard_serve answers the command's calls on listener until no process
+// is left under the filter (or the listener fails), then exits 0.
+void ns_guard_serve(int listener, const struct sbx_plan *plan) {
+	g_listener = listener;
 	for (;;)
 		answer(plan);
 }

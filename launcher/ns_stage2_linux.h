@@ -57,6 +57,8 @@ void ns_scope_signals(void);
 int ns_load_seccomp(const struct spec *s);
 int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan);
 void ns_guard_hand_over(int sock, int listener);
+int ns_guard_take_listener(int sock);
+__attribute__((noreturn)) void ns_guard_serve(int listener, const struct sbx_plan *plan);
 void ns_confine_unix_sockets(const struct spec *s);
 void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan);
 int ns_landlock_abi(void);
