@@ -710,7 +710,8 @@ static void answer(const struct sbx_plan *plan) {
 		if (errno == ENOENT) {
 			// A call withdrawn before it was read (its caller was
 			// killed), or no process left under the filter: the kernel
-			// then answers every read at once with ENOENT, and reading
+			// (6.6 and later; older ones block) then answers every read
+			// at once with ENOENT, and reading
 			// on would spin until the pid namespace ends, taking a CPU
 			// from pid 1 as it learns the command's exit. The listener's
 			// hang-up tells the two apart.

@@ -55,7 +55,8 @@ struct sbx_plan {
 int ns_plan(const struct spec *s, struct sbx_plan *p);
 
 // ns_plan_free closes the descriptors p still holds and frees it; stage 2
-// does not need it (it execs), a test does.
+// does not need it (it execs), a test does. Only before ns_build_root:
+// pid 1's watch list points at the plan's paths from then on.
 void ns_plan_free(struct sbx_plan *p);
 
 #endif
