@@ -122,13 +122,17 @@ func field(trace, key string) string {
 // setup are the programs benchcmp runs to set up, not launches.
 var setup = map[string]bool{"git": true, "go": true, "time": true}
 
-// split cuts the trace into launches: a launch starts with a process that
-// execs the benchmark binary (not its first start, benchcmp itself) or,
-// for the variants that spawn another binary, any exec by a child of
-// benchcmp; it holds every descendant's events until its first process
-// exits.
-func split(evs []event, bench string) [][]string {
-	var launches [][]string
+// step is one event of a launch: what happened, and when after its start.
+type step struct {
+	label string
+	at    time.Duration
+}
+
+// split cuts the trace into launches: a launch starts with an exec by a
+// child of benchcmp (the launcher, or the binary a variant spawns) other
+// than benchcmp's set-up, and holds the events of every process it starts.
+func split(evs []event, bench string) [][]step {
+	var launches [][]step
 	benchPid := -1
 	parent := map[int]int{}      // child pid -> parent pid (processes and threads)
 	launch := map[int]int{}      // pid -> index of its launch
@@ -137,6 +141,7 @@ func split(evs []event, bench string) [][]string {
 	count := map[int]int{}       // launch -> processes named so far
 	var starts []time.Duration
 	for _, e := range evs {
+		child := -1
 		switch e.name {
 		case "sched_process_exec":
 			if benchPid < 0 && field(e.trace, "filename") == bench {
@@ -154,7 +159,7 @@ func split(evs []event, bench string) [][]string {
 				starts = append(starts, e.at)
 			}
 		case "sched_process_fork":
-			child, _ := strconv.Atoi(field(e.trace, "child_pid"))
+			child, _ = strconv.Atoi(field(e.trace, "child_pid"))
 			parent[child] = e.pid
 			if threadNext[e.tid] {
 				threadNext[e.tid] = false
@@ -181,7 +186,7 @@ func split(evs []event, bench string) [][]string {
 			}
 			label += "exec " + filepath.Base(f)
 		case "sched_process_fork":
-			label += "fork " + names[mustAtoi(field(e.trace, "child_pid"))]
+			label += "fork " + names[child]
 		case "sched_process_exit":
 			if field(e.trace, "group_dead") != "true" {
 				continue
@@ -192,25 +197,21 @@ func split(evs []event, bench string) [][]string {
 		default:
 			label += strings.TrimPrefix(e.name, "sys_enter_")
 		}
-		launches[i] = append(launches[i], fmt.Sprintf("%s\t%d", label, e.at-starts[i]))
+		launches[i] = append(launches[i], step{label, e.at - starts[i]})
 	}
 	return launches
 }
 
-func mustAtoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
 // report prints the steps of the most common sequence of steps, with the
 // median time of each from the step before and from the start.
-func report(w *os.File, variant string, launches [][]string) {
+func report(w *os.File, variant string, launches [][]step) {
 	seqs := map[string][][]time.Duration{}
 	for _, l := range launches {
 		var labels []string
 		var ats []time.Duration
 		for _, s := range l {
-			label, at, _ := strings.Cut(s, "\t")
-			labels = append(labels, label)
-			n, _ := strconv.ParseInt(at, 10, 64)
-			ats = append(ats, time.Duration(n))
+			labels = append(labels, s.label)
+			ats = append(ats, s.at)
 		}
 		key := strings.Join(labels, "\n")
 		seqs[key] = append(seqs[key], ats)
