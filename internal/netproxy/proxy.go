@@ -315,6 +315,17 @@ func (c *limitedConn) Close() error {
 
 func (c *limitedConn) done() { c.once.Do(c.free) }
 
+// CloseWrite closes the write side of the connection it wraps. Without it
+// a lingering close (refuse) found no CloseWrite here, closed the whole
+// connection with the refused request's body still arriving, and the
+// kernel reset the client before it read the 403.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
+}
+
 func (p *Proxy) classify(c net.Conn) {
 	var first [1]byte
 	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
@@ -462,7 +473,10 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, re *RefusedError)
 	if r.Method != http.MethodConnect && r.Body != nil && !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		// A client that did not wait for 100-continue is sending its body
 		// now: read it (bounded) before answering, so that it is not
-		// reset mid-send and misses the 403.
+		// reset mid-send and misses the 403. (Where the ReverseProxy
+		// has closed its own wrapper of the body, as Go 1.26's does after
+		// a refused dial, this reads nothing, and the lingering close
+		// below drains the body from the connection instead.)
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(lingerTime))
 		io.CopyN(io.Discard, r.Body, lingerBytes)
