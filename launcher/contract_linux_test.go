@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/metarules"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
@@ -15,8 +16,9 @@ import (
 // change on the Go side must reach the C side.
 func TestGeneratedHeadersAreCurrent(t *testing.T) {
 	for name, want := range map[string]string{
-		"contract_linux.h":       vocab.CHeader(),
-		"metadata_rules_linux.h": metarules.CHeader(),
+		"contract_linux.h":        vocab.CHeader(),
+		"metadata_rules_linux.h":  metarules.CHeader(),
+		"landlock_rights_linux.h": llrights.CHeader(),
 	} {
 		b, err := os.ReadFile(name)
 		if err != nil {

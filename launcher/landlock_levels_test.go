@@ -5,6 +5,7 @@ package launcher
 import (
 	"testing"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -18,7 +19,7 @@ func TestLandlockLevelsMatchGoLandlock(t *testing.T) {
 		if abi < 1 {
 			return 0, 0, 0
 		}
-		c := landlockVersions[abi-1]
+		c := llrights.Versions[abi-1]
 		return uint64(c.HandledAccessFS), uint64(c.HandledAccessNet), uint64(c.Scoped)
 	}
 	for _, c := range []struct {
@@ -43,10 +44,10 @@ func TestLandlockLevelsMatchGoLandlock(t *testing.T) {
 			t.Errorf("vocab.%s = %d, but go-landlock's table first has it at another ABI", c.name, c.level)
 		}
 	}
-	if got := fsRightsOf(1); got != 1<<13-1 {
-		t.Errorf("fsRightsOf(1) = %#x, want execute .. make_sym (%#x)", got, 1<<13-1)
+	if got := llrights.FSRightsOf(1); got != 1<<13-1 {
+		t.Errorf("llrights.FSRightsOf(1) = %#x, want execute .. make_sym (%#x)", got, 1<<13-1)
 	}
-	if fsRightsOf(0) != 0 || fsRightsOf(len(landlockVersions)+5) != fsRightsOf(len(landlockVersions)) {
-		t.Error("fsRightsOf: no Landlock is no right, a newer ABI than go-landlock knows is its newest")
+	if llrights.FSRightsOf(0) != 0 || llrights.FSRightsOf(len(llrights.Versions)+5) != llrights.FSRightsOf(len(llrights.Versions)) {
+		t.Error("llrights.FSRightsOf: no Landlock is no right, a newer ABI than go-landlock knows is its newest")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -24,7 +25,7 @@ import (
 // with its notice line (vocab.LandlockKernelGaps).
 func landlockConfig(s vocab.Spec) landlock.Config {
 	c := landlock.Config{
-		HandledAccessFS: landlock.AccessFSSet(handledFS),
+		HandledAccessFS: landlock.AccessFSSet(llrights.HandledFS),
 		Scoped:          landlock.ScopedSet(ll.ScopeSignal),
 	}
 	if !s.AllowNetwork {
@@ -52,7 +53,7 @@ func landlockRuleset(s vocab.Spec, abi int) (int, error) {
 	if fd < 0 {
 		return -1, fmt.Errorf("landlock ruleset: the kernel has no Landlock")
 	}
-	rights := uint64(config.HandledAccessFS) & fsRightsOf(abi)
+	rights := uint64(config.HandledAccessFS) & llrights.FSRightsOf(abi)
 	for _, g := range plan {
 		if err := addGrant(fd, g, rights); err != nil {
 			unix.Close(fd)
@@ -73,31 +74,6 @@ func landlockRuleset(s vocab.Spec, abi int) (int, error) {
 	}
 	return fd, nil
 }
-
-// fsRightsOf returns the filesystem rights a kernel of Landlock ABI abi
-// knows: the handled set go-landlock's best effort keeps, so a rule never
-// asks for a right the ruleset does not handle. It is read from
-// go-landlock's own table (its V1... configurations), the one that decides
-// what a ruleset handles; the levels vocab predicts gaps with are checked
-// against it (TestLandlockLevelsMatchGoLandlock).
-func fsRightsOf(abi int) uint64 {
-	if abi < 1 {
-		return 0
-	}
-	return uint64(landlockVersions[min(abi, len(landlockVersions))-1].HandledAccessFS)
-}
-
-// landlockVersions are go-landlock's configurations for ABI 1, 2...: each
-// handles every right its ABI knows.
-var landlockVersions = []landlock.Config{
-	landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
-	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11,
-}
-
-// fileRights are the rights that apply to a file itself; the others only
-// to directories (and the kernel refuses them on a file).
-const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate |
-	ll.AccessFSIoctlDev | ll.AccessFSResolveUnix
 
 // openStrict opens the absolute, clean path p as an O_PATH descriptor
 // without following a symlink in any component (ELOOP when there is one).
@@ -207,7 +183,7 @@ func addGrant(rulesetFD int, g grant, rights uint64) error {
 	}
 	access := g.Access & rights
 	if !g.Dir {
-		access &= fileRights
+		access &= llrights.FileRights
 	}
 	if access == 0 {
 		return nil

@@ -8,38 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
-
-// The Landlock rights, built from named pieces. go-landlock's RWDirs is not
-// used on purpose: it grants make_char and make_block, and a root caller
-// could then create a node for the host's disk inside the workspace.
-const (
-	readFile  = ll.AccessFSExecute | ll.AccessFSReadFile
-	readDir   = ll.AccessFSReadDir
-	readAll   = readFile | readDir
-	writeFile = ll.AccessFSWriteFile | ll.AccessFSTruncate
-	writeDir  = ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
-		ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
-		ll.AccessFSMakeSym | ll.AccessFSRefer
-	// writableTree is what a writable root (and the temp dir) gets.
-	writableTree = readAll | writeFile | writeDir
-	// deviceRW is what the /dev/null-like devices and ttys get.
-	deviceRW = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
-	// handledFS is every right the ruleset handles, so everything not
-	// granted is denied; make_char and make_block are handled and never
-	// granted.
-	handledFS = readAll | writeFile | writeDir | ll.AccessFSMakeChar | ll.AccessFSMakeBlock | ll.AccessFSIoctlDev
-)
-
-// devices are the device files every launcher leaves usable, read-write.
-// The rest of /dev (disks, /dev/shm, which the host shares, and the user's
-// other terminals under /dev/pts) is neither readable nor writable: of
-// /dev/pts only the terminals the command was given (planFS's ownPTYs)
-// are granted. A pty the command opens itself through /dev/ptmx is reached
-// with TIOCGPTPEER on its master, not by path.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 
 // grant is one Landlock path-beneath rule.
 type grant struct {
@@ -96,9 +68,9 @@ func (osLister) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 //     read. Symlinks among the siblings
 //     are not granted (a rule would land on the link's target). Ancestors
 //     only of /dev stay listable.
-//   - /dev: read_dir, plus read-write on the devices list and on ownPTYs,
+//   - /dev: read_dir, plus read-write on llrights.Devices and on ownPTYs,
 //     the /dev/pts terminals of the command's standard descriptors.
-//   - writes: every writable root and the temp dir get writableTree.
+//   - writes: every writable root and the temp dir get llrights.WritableTree.
 //   - UNIX sockets (network deny): each allowed socket gets resolve_unix,
 //     the one right that lets a connect or sendmsg reach it. A socket the
 //     command creates itself is reachable without a rule (it belongs to the
@@ -117,15 +89,15 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 			return
 		}
 		if !isDir {
-			out = append(out, grant{Path: p, Access: readFile})
+			out = append(out, grant{Path: p, Access: llrights.ReadFile})
 			return
 		}
 		if !ancestorOfAny(p, deny) {
-			out = append(out, grant{Path: p, Access: readAll, Dir: true})
+			out = append(out, grant{Path: p, Access: llrights.ReadAll, Dir: true})
 			return
 		}
 		if listable(p) {
-			out = append(out, grant{Path: p, Access: readDir, Dir: true})
+			out = append(out, grant{Path: p, Access: llrights.ReadDir, Dir: true})
 		}
 		ents, err := fsys.ReadDir(p)
 		if err != nil {
@@ -140,21 +112,21 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	}
 	walk("/", true)
 
-	out = append(out, grant{Path: "/dev", Access: readDir, Dir: true, Class: device})
-	for _, d := range append(append([]string(nil), devices...), ownPTYs...) {
+	out = append(out, grant{Path: "/dev", Access: llrights.ReadDir, Dir: true, Class: device})
+	for _, d := range append(append([]string(nil), llrights.Devices...), ownPTYs...) {
 		if fi, err := fsys.Stat(d); err == nil {
-			acc := uint64(deviceRW)
+			acc := uint64(llrights.DeviceRW)
 			if fi.IsDir() {
-				acc |= readDir
+				acc |= llrights.ReadDir
 			}
 			out = append(out, grant{Path: d, Access: acc, Dir: fi.IsDir(), Class: device})
 		}
 	}
 	for _, w := range s.Writable {
-		out = append(out, grant{Path: w, Access: writableTree, Dir: true, Class: root})
+		out = append(out, grant{Path: w, Access: llrights.WritableTree, Dir: true, Class: root})
 	}
 	if s.TempDir != "" {
-		out = append(out, grant{Path: s.TempDir, Access: writableTree, Dir: true, Class: root})
+		out = append(out, grant{Path: s.TempDir, Access: llrights.WritableTree, Dir: true, Class: root})
 	}
 	if !s.AllowNetwork {
 		for _, u := range s.UnixSockets {

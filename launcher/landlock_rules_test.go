@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -53,16 +54,16 @@ func grantsOf(gs []grant) map[string]uint64 {
 func TestPlanFSReadOnly(t *testing.T) {
 	got := grantsOf(planFS(vocab.Spec{TempDir: "/tmp/sandbox/t"}, tree(), []string{"/dev/pts/3"}))
 	want := map[string]uint64{
-		"/":              readDir, // ancestor of /dev: listable only
-		"/bin":           readAll,
-		"/etc":           readAll,
-		"/home":          readAll,
-		"/proc":          readAll,
-		"/tmp":           readAll,
-		"/dev":           readDir,
-		"/dev/null":      deviceRW,
-		"/dev/pts/3":     deviceRW, // the command's own terminal; not the others
-		"/tmp/sandbox/t": writableTree,
+		"/":              llrights.ReadDir, // ancestor of /dev: listable only
+		"/bin":           llrights.ReadAll,
+		"/etc":           llrights.ReadAll,
+		"/home":          llrights.ReadAll,
+		"/proc":          llrights.ReadAll,
+		"/tmp":           llrights.ReadAll,
+		"/dev":           llrights.ReadDir,
+		"/dev/null":      llrights.DeviceRW,
+		"/dev/pts/3":     llrights.DeviceRW, // the command's own terminal; not the others
+		"/tmp/sandbox/t": llrights.WritableTree,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("plan\n got %v\nwant %v", got, want)
@@ -73,8 +74,8 @@ func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 	s := vocab.Spec{Writable: []string{"/home/u/proj"}, DenyRead: []string{"/home/u/.ssh"}}
 	got := grantsOf(planFS(s, tree(), nil))
 	for p, acc := range map[string]uint64{
-		"/home/u/.bashrc": readFile,
-		"/home/u/proj":    readAll | writableTree,
+		"/home/u/.bashrc": llrights.ReadFile,
+		"/home/u/proj":    llrights.ReadAll | llrights.WritableTree,
 	} {
 		if got[p] != acc {
 			t.Errorf("%s: %#x, want %#x", p, got[p], acc)
@@ -82,7 +83,7 @@ func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 	}
 	// Ancestors of the denied path can be listed, nothing more (ls ~).
 	for _, p := range []string{"/", "/home", "/home/u"} {
-		if got[p] != readDir {
+		if got[p] != llrights.ReadDir {
 			t.Errorf("%s: %#x, want read_dir only", p, got[p])
 		}
 	}
@@ -96,20 +97,20 @@ func TestPlanFSDenyReadGrantsSiblings(t *testing.T) {
 // TestRightsSets pins the exact rights: no writable tree may make device
 // nodes, and reading never implies writing.
 func TestRightsSets(t *testing.T) {
-	if writableTree&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) != 0 {
+	if llrights.WritableTree&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) != 0 {
 		t.Fatal("writable trees may create device nodes")
 	}
-	if handledFS&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) == 0 {
+	if llrights.HandledFS&(ll.AccessFSMakeChar|ll.AccessFSMakeBlock) == 0 {
 		t.Fatal("device creation is not handled, so it is not denied")
 	}
-	if readAll&(ll.AccessFSWriteFile|ll.AccessFSTruncate|writeDir) != 0 {
+	if llrights.ReadAll&(ll.AccessFSWriteFile|ll.AccessFSTruncate|llrights.WriteDir) != 0 {
 		t.Fatal("read rights include write rights")
 	}
 	want := uint64(ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSWriteFile |
 		ll.AccessFSTruncate | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
 		ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer)
-	if writableTree != want {
-		t.Fatalf("writableTree = %#x, want %#x", writableTree, want)
+	if llrights.WritableTree != want {
+		t.Fatalf("llrights.WritableTree = %#x, want %#x", llrights.WritableTree, want)
 	}
 }
 

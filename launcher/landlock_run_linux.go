@@ -13,9 +13,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// landlockRun is the landlock-run launcher: decode, check, confine this
-// thread (Landlock, then seccomp), and exec the command in place. Every
-// failure before exec is fatal: one signed line, exit 125.
+// landlockRun is the landlock-run launcher in Go: decode, check, confine
+// this thread (Landlock, then seccomp), and exec the command in place.
+// Every failure before exec is fatal: one signed line, exit 125. A cgo
+// build runs landlock_run_linux.c instead, the same steps in C, and never
+// starts the Go runtime; this one is the launcher of the Go chain
+// (landlock_chain_linux.go: a build without cgo, or with the tag
+// sandbox_gosupervisor).
 func landlockRun(args []string) {
 	const name = vocab.LandlockRun
 	// Everything from here to exec happens on one OS thread: the Landlock
@@ -41,6 +45,9 @@ func landlockRun(args []string) {
 	if abi < 1 {
 		fatal(name, token, "the kernel has no Landlock")
 	}
+	if spec.LandlockABI != abi {
+		fatal(name, token, "%v", errABIMismatch(spec.LandlockABI, abi))
+	}
 	if spec.RequireFull {
 		if gaps := vocab.LandlockGaps(abi, spec); len(gaps) > 0 {
 			fatal(name, token, "full enforcement required, but: %s", vocab.JoinGaps(gaps))
@@ -60,12 +67,22 @@ func landlockRun(args []string) {
 	if spec.Probe {
 		answerProbe(name, token, spec)
 	}
-	if n := vocab.NoticeLine(name, vocab.LandlockKernelGaps(abi, spec)); n != "" {
-		fmt.Fprintln(os.Stderr, n)
+	if spec.Notice != "" {
+		fmt.Fprintln(os.Stderr, vocab.NoticePrefix(name)+spec.Notice)
 	}
 	// The loader's and the runtime's variables the provider held back
 	// from this launcher's start (vocab.HoldEnv) are the command's again.
 	os.Exit(execCommand(name, spec.Argv, vocab.ReleaseEnv(os.Environ())))
+}
+
+// errABIMismatch is the refusal of a launcher whose kernel reports another
+// Landlock ABI than the provider planned for (-abi): its notice, and the
+// report the consumer holds, would be of another kernel.
+func errABIMismatch(planned, kernel int) error {
+	if planned == 0 {
+		return errors.New("no Landlock ABI in the arguments (-abi)")
+	}
+	return fmt.Errorf("the provider planned for Landlock ABI %d, the kernel reports %d", planned, kernel)
 }
 
 // confineLandlock applies the whole confinement to the calling thread:

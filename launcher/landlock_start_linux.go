@@ -2,48 +2,27 @@
 
 package launcher
 
-/*
-const char *sbx_landlock_token(void);
-int sbx_landlock_supervised(void);
-int sbx_landlock_notify_sock(void);
-*/
-import "C"
-
 import (
 	"os"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// landlockLaunchers: with the C start, landlock-run goes straight on to
-// landlockRun in the launcher its supervisor forked (supervise_linux.c).
+// landlockLaunchers: with cgo, landlock-run is C from start to exec
+// (landlock_start_linux.c: the supervisor, then landlock_run_linux.c), and
+// the Go runtime never starts. landlockRun is reached only where the C
+// constructor did not run (a libc other than glibc passes it no argv):
+// there it refuses, as nothing would end what the command leaves behind.
 func landlockLaunchers() map[string]func() {
 	return map[string]func(){vocab.LandlockRun: func() { landlockRun(os.Args[1:]) }}
 }
 
-// startupToken returns the wrap token when landlock_start_linux.c moved it
-// out of the environment to start the runtime with GOMAXPROCS=1, and then
-// removes GOMAXPROCS, which was set for the launcher alone, so the command
-// gets the environment the caller gave. ok is false when nothing was moved
-// (the token, if any, is still in the environment).
-func startupToken() (token string, ok bool) {
-	p := C.sbx_landlock_token()
-	if p == nil {
-		return "", false
-	}
-	os.Unsetenv("GOMAXPROCS")
-	t := C.GoString(p)
-	if !vocab.ValidToken(t) {
-		return "", true
-	}
-	return t, true
-}
+// startupToken: the C start moved no token for the Go launcher.
+func startupToken() (token string, ok bool) { return "", false }
 
-// supervised reports whether this launcher was started by its supervisor
-// (supervise_linux.c): only then does the command end with everything it
-// started.
-func supervised() bool { return C.sbx_landlock_supervised() != 0 }
+// supervised: a Go landlock-run in a cgo build started without the C
+// start, and so without its supervisor.
+func supervised() bool { return false }
 
-// supervisorSocket is the launcher's end of the socket on which it hands
-// the supervisor its seccomp listener, or -1.
-func supervisorSocket() int { return int(C.sbx_landlock_notify_sock()) }
+// supervisorSocket: there is none for the Go launcher in a cgo build.
+func supervisorSocket() int { return -1 }

@@ -26,88 +26,9 @@
 
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
+#include "landlock_sys_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
-
-void ns_drop_capabilities(void) {
-	ns_must(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities", NULL);
-	for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-		ns_must(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), "drop a capability from the bounding set", NULL);
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct none[2];
-	memset(none, 0, sizeof none);
-	ns_must(syscall(SYS_capset, &hdr, none), "capset", NULL);
-}
-
-void ns_close_extra_fds(void) {
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-	if (syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) == 0)
-		return;
-	for (int fd = 3; fd < 65536; fd++)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
-#define SBX_SECCOMP_WAIT_KILLABLE_RECV (1U << 5)
-
-static int hexval(char c) {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-// load_seccomp installs the program the provider compiled for this spec
-// (-seccomp, checked as hex instructions by the decoder). With guarded
-// names the program hands the creating calls to the guard: it is loaded
-// with a listener, which it returns (else -1).
-int ns_load_seccomp(const struct spec *s) {
-	if (!s->seccomp)
-		sbx_fatal(sbx_ns_token, "no seccomp program in the arguments (-seccomp)");
-	size_t n = strlen(s->seccomp);
-	unsigned char *prog = malloc(n / 2);
-	if (!prog)
-		sbx_fatal(sbx_ns_token, "seccomp: out of memory");
-	for (size_t i = 0; i < n / 2; i++)
-		prog[i] = (unsigned char)(hexval(s->seccomp[2 * i]) << 4 | hexval(s->seccomp[2 * i + 1]));
-	struct sock_fprog fprog = {.len = (unsigned short)(n / 2 / sizeof(struct sock_filter)), .filter = (struct sock_filter *)prog};
-	if (n / 2 / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		sbx_fatal(sbx_ns_token, "seccomp program too long");
-	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
-	// The guard makes each call itself: once it has read a notification,
-	// a signal must not restart the command's call, which would then be
-	// made twice (a second mkdir answering EEXIST). WAIT_KILLABLE_RECV
-	// (Linux 5.19) holds the call until the answer, fatal signals aside;
-	// an older kernel loads without it, and there a call interrupted after
-	// the guard read it may be made again.
-	unsigned flags = s->nguard > 0 ? SECCOMP_FILTER_FLAG_NEW_LISTENER | SBX_SECCOMP_WAIT_KILLABLE_RECV : 0;
-	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
-	if (listener < 0 && errno == EINVAL && s->nguard > 0)
-		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
-	ns_must(listener, "seccomp: load", NULL);
-	free(prog);
-	return s->nguard > 0 ? listener : -1;
-}
-
-// The few Landlock definitions the rulesets below need, spelled out: the
-// build host's headers may predate them. The ABI levels and the access
-// rights are contract_linux.h's.
-#define SBX_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#define SBX_LANDLOCK_RULE_PATH_BENEATH 1
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
-struct sbx_ruleset_attr {
-	uint64_t handled_access_fs, handled_access_net, scoped;
-};
-struct sbx_path_beneath_attr {
-	uint64_t allowed_access;
-	int32_t parent_fd;
-} __attribute__((packed));
 
 // ns_landlock_abi is the kernel's Landlock ABI as the kernel states it.
 // The provider's hostinfo.LandlockABI reads one level lower on a kernel
@@ -132,9 +53,10 @@ static void allow_refer(int rfd) {
 	if (!refer_handled())
 		return;
 	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	ns_must(fd, "open / for the refer rule", NULL);
+	sbx_must(fd, "open / for the refer rule", NULL);
 	struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_REFER, .parent_fd = fd};
-	ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow moves and links", NULL);
+	sbx_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow moves and links",
+	         NULL);
 	close(fd);
 }
 
@@ -148,7 +70,7 @@ void ns_confine_unix_sockets(const struct spec *s) {
 		return;
 	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-	ns_must(rfd, "landlock: create the UNIX socket ruleset", NULL);
+	sbx_must(rfd, "landlock: create the UNIX socket ruleset", NULL);
 	allow_refer(rfd);
 	for (int i = 0; i < s->nunixsock; i++) {
 		// Without symlinks, and only a socket: a path swapped for a link
@@ -165,12 +87,12 @@ void ns_confine_unix_sockets(const struct spec *s) {
 		if (fd < 0)
 			continue; // not there: it stays unreachable
 		struct sbx_path_beneath_attr pb = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX, .parent_fd = fd};
-		ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow UNIX socket",
-		        s->unixsock[i]);
+		sbx_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow UNIX socket",
+		         s->unixsock[i]);
 		close(fd);
 	}
-	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
-	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict", NULL);
+	sbx_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	sbx_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict", NULL);
 	close(rfd);
 }
 
@@ -191,10 +113,10 @@ void ns_scope_signals(void) {
 	// refuses every move or link between directories (allow_refer).
 	struct sbx_ruleset_attr attr = {.handled_access_fs = refer_handled(), .scoped = SBX_LANDLOCK_SCOPE_SIGNAL};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-	ns_must(rfd, "landlock: create the signal scope", NULL);
+	sbx_must(rfd, "landlock: create the signal scope", NULL);
 	allow_refer(rfd);
-	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
-	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: scope signals", NULL);
+	sbx_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	sbx_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: scope signals", NULL);
 	close(rfd);
 }
 
@@ -222,17 +144,17 @@ static void grant_siblings(int rfd, const struct spec *s, const struct sbx_plan 
 		return;
 	}
 	struct sbx_path_beneath_attr list = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = dfd};
-	ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
+	sbx_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
 	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
 	if (!d)
-		sbx_fatal(sbx_ns_token, "list %s: %s", dir, strerror(errno));
+		sbx_fatal(sbx_token, "list %s: %s", dir, strerror(errno));
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char *p;
 		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) < 0)
-			sbx_fatal(sbx_ns_token, "out of memory");
+			sbx_fatal(sbx_token, "out of memory");
 		if (on_the_way(s, plan, p)) {
 			free(p);
 			continue;
@@ -243,7 +165,7 @@ static void grant_siblings(int rfd, const struct spec *s, const struct sbx_plan 
 			// A symlink needs no rule: what it points to is checked where it is.
 			uint64_t rights = SBX_LANDLOCK_ACCESS_FS_READ_FILE | (S_ISDIR(st.st_mode) ? SBX_LANDLOCK_ACCESS_FS_READ_DIR : 0);
 			struct sbx_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
-			ns_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow reading", p);
+			sbx_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0), "landlock: allow reading", p);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -273,7 +195,7 @@ void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan) {
 	struct sbx_ruleset_attr attr = {.handled_access_fs =
 	                                        SBX_LANDLOCK_ACCESS_FS_READ_FILE | SBX_LANDLOCK_ACCESS_FS_READ_DIR | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
-	ns_must(rfd, "landlock: create the deny-read ruleset", NULL);
+	sbx_must(rfd, "landlock: create the deny-read ruleset", NULL);
 	allow_refer(rfd);
 	// Every strict ancestor of a carved path, once.
 	char **done = NULL;
@@ -281,7 +203,7 @@ void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan) {
 	for (int i = 0; i < s->ndeny; i++) {
 		if (!plan->carved[i])
 			continue;
-		char *a = ns_xstrdup(s->deny[i]);
+		char *a = sbx_xstrdup(s->deny[i]);
 		for (;;) {
 			char *slash = strrchr(a, '/');
 			if (!slash)
@@ -297,15 +219,15 @@ void ns_carve_deny_read(const struct spec *s, const struct sbx_plan *plan) {
 				grant_siblings(rfd, s, plan, a);
 				done = realloc(done, (ndone + 1) * sizeof *done);
 				if (!done)
-					sbx_fatal(sbx_ns_token, "out of memory");
-				done[ndone++] = ns_xstrdup(a);
+					sbx_fatal(sbx_token, "out of memory");
+				done[ndone++] = sbx_xstrdup(a);
 			}
 			if (!strcmp(a, "/"))
 				break;
 		}
 		free(a);
 	}
-	ns_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
-	ns_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict reads", NULL);
+	sbx_must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", NULL);
+	sbx_must(syscall(SYS_landlock_restrict_self, rfd, 0), "landlock: restrict reads", NULL);
 	close(rfd);
 }

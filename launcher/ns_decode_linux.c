@@ -1,5 +1,6 @@
-// ns-run stage 2, section 1: the vocabulary (the C decoder of
-// internal/vocab, held to it by ns_decode_test.go).
+// The vocabulary: the C decoder of internal/vocab, held to it by
+// ns_decode_test.go; ns-run's stage 2 (section 1) and landlock-run
+// (landlock_run_linux.c) both decode with it.
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -52,19 +53,28 @@ static int clean_abs(const char *p) {
 	return 1;
 }
 
-// parse_port: decimal, no sign, no leading zero, 1 to 65535 (the one form
-// internal/vocab writes); -1 otherwise.
-static int parse_port(const char *v) {
+// parse_decimal: decimal, no sign, no leading zero, 1 to max (at most
+// five digits); -1 otherwise (vocab's parseDecimal).
+static int parse_decimal(const char *v, int max) {
+	char limit[8];
 	size_t n = strlen(v);
-	if (n == 0 || n > 5 || v[0] == '0')
+	if (n == 0 || n > (size_t)snprintf(limit, sizeof limit, "%d", max) || v[0] == '0')
 		return -1;
-	int port = 0;
+	int x = 0;
 	for (; *v; v++) {
 		if (*v < '0' || *v > '9')
 			return -1;
-		port = port * 10 + (*v - '0');
+		x = x * 10 + (*v - '0');
 	}
-	return port <= 65535 ? port : -1;
+	return x <= max ? x : -1;
+}
+
+// plain_line: no ASCII control character (vocab's plainLine).
+static int plain_line(const char *v) {
+	for (; *v; v++)
+		if ((unsigned char)*v < 0x20 || *v == 0x7f)
+			return 0;
+	return 1;
 }
 
 // valid_program: lowercase hex, whole 8-byte instructions, not empty.
@@ -103,7 +113,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		}
 		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-g") || !strcmp(opt, "-d") ||
 		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp") ||
-		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge");
+		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge") || !strcmp(opt, "-abi") || !strcmp(opt, "-notice");
 		char *val = NULL;
 		if (takes) {
 			if (i >= argc)
@@ -140,7 +150,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			else if (strcmp(val, SBX_NET_DENY) != 0)
 				return snprintf(err, errlen, "-net \"%.120s\": want deny, allow or proxied", val), -1;
 		} else if (!strcmp(opt, "-port")) {
-			int port = parse_port(val);
+			int port = parse_decimal(val, 65535);
 			if (port < 0)
 				return snprintf(err, errlen, "-port \"%.120s\": not a port", val), -1;
 			s->ports[s->nports++] = port;
@@ -154,6 +164,20 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			if (!valid_program(val))
 				return snprintf(err, errlen, "-seccomp: not a program in hex"), -1;
 			s->seccomp = val;
+		} else if (!strcmp(opt, "-abi")) {
+			if (s->abi)
+				return snprintf(err, errlen, "-abi given twice"), -1;
+			s->abi = parse_decimal(val, SBX_MAX_ABI);
+			if (s->abi < 0)
+				return snprintf(err, errlen, "-abi \"%.120s\": not a Landlock ABI", val), -1;
+		} else if (!strcmp(opt, "-notice")) {
+			if (s->notice)
+				return snprintf(err, errlen, "-notice given twice"), -1;
+			if (!*val)
+				return snprintf(err, errlen, "-notice: empty"), -1;
+			if (!plain_line(val))
+				return snprintf(err, errlen, "-notice holds a control character"), -1;
+			s->notice = val;
 		} else if (!strcmp(opt, "-full")) {
 			s->require_full = 1;
 		} else if (!strcmp(opt, "-probe")) {

@@ -86,6 +86,10 @@ func cDecode(args []string) (vocab.Spec, error) {
 		if s.bridge != nil {
 			spec.Bridge = C.GoString(s.bridge)
 		}
+		if s.notice != nil {
+			spec.Notice = C.GoString(s.notice)
+		}
+		spec.LandlockABI = int(s.abi)
 		for _, port := range unsafe.Slice(s.ports, s.nports) {
 			spec.Ports = append(spec.Ports, int(port))
 		}

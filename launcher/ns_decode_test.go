@@ -28,6 +28,8 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, UnixSockets: []string{"/run/user/1000/agent.sock", "/tmp/odd name\n"}, Argv: []string{"x"}},
 		{Token: tok, Proxied: true, Ports: []int{43127, 5432, 1, 65535}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"x"}},
 		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
+		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 has -w -- gaps; ünï", Argv: []string{"x"}},
+		{Token: tok, LandlockABI: 99, Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -70,6 +72,11 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-net", "deny", "-port", "", "--", "true"}, {v, "-net", "deny", "-port", "8x", "--", "true"},
 		{v, "-net", "deny", "-bridge", "/b", "--", "true"}, {v, "-net", "deny", "-port", "80", "-bridge", "b", "--", "true"},
 		{v, "-net", "deny", "-port", "80", "-bridge", "/b", "-bridge", "/c", "--", "true"},
+		{v, "-net", "deny", "-abi", "0", "--", "true"}, {v, "-net", "deny", "-abi", "100", "--", "true"},
+		{v, "-net", "deny", "-abi", "07", "--", "true"}, {v, "-net", "deny", "-abi", "x", "--", "true"},
+		{v, "-net", "deny", "-abi", "7", "-abi", "7", "--", "true"}, {v, "-net", "deny", "-abi"},
+		{v, "-net", "deny", "-notice", "", "--", "true"}, {v, "-net", "deny", "-notice", "a\nb", "--", "true"},
+		{v, "-net", "deny", "-notice", "a\x7f", "--", "true"}, {v, "-net", "deny", "-notice", "a", "-notice", "b", "--", "true"},
 	}
 	for _, args := range cases {
 		_, goErr := vocab.Decode(args)
@@ -87,6 +94,7 @@ func FuzzCDecoder(f *testing.F) {
 	f.Add(strings.Join(seed[1:], "\x1f"))
 	f.Add(vocab.Version + "\x1f-net\x1fallow\x1f-probe\x1f-w\x1f/a\x1f--")
 	f.Add(vocab.Version + "\x1f-net\x1fproxied\x1f-port\x1f3128\x1f-bridge\x1f/b\x1f--\x1ftrue")
+	f.Add(vocab.Version + "\x1f-net\x1fdeny\x1f-abi\x1f7\x1f-notice\x1fnet: gap\x1f--\x1ftrue")
 	f.Fuzz(func(t *testing.T, joined string) {
 		if strings.IndexByte(joined, 0) >= 0 {
 			return // a C string cannot hold NUL, nor can argv

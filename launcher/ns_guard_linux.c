@@ -90,6 +90,7 @@
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
+#include "seal_linux.h"
 #include "shared_linux.h"
 
 #ifndef RENAME_EXCHANGE
@@ -815,7 +816,7 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 	// and a guard that went wrong holds nothing the command lacks.
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		_exit(1);
-	ns_drop_capabilities();
+	sbx_drop_capabilities(1);
 	// Out of the command's process group (a kill of the group must not end
 	// it) and deaf to the terminal's signals; SIGCHLD ignored, so the
 	// one-shot children are reaped by the kernel.
@@ -904,9 +905,9 @@ int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan) {
 	if (s->nguard == 0)
 		return -1;
 	int sv[2];
-	ns_must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), "guard: socketpair", NULL);
+	sbx_must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), "guard: socketpair", NULL);
 	long g = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
-	ns_must((int)g, "guard: clone", NULL);
+	sbx_must((int)g, "guard: clone", NULL);
 	if (g == 0) {
 		close(sv[0]);
 		guard_main(sv[1], plan);
@@ -933,7 +934,7 @@ void ns_guard_hand_over(int sock, int listener) {
 	h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(h), &listener, sizeof(int));
 	if (sendmsg(sock, &m, MSG_NOSIGNAL) != 1)
-		sbx_fatal(sbx_ns_token, "guard: hand over the listener: %s", strerror(errno));
+		sbx_fatal(sbx_token, "guard: hand over the listener: %s", strerror(errno));
 	close(listener);
 	close(sock);
 }

@@ -5,27 +5,8 @@
 #include <stddef.h>
 
 #include "contract_linux.h"
-
-// spec is a decoded launcher argv (see internal/vocab); cmd is
-// NULL-terminated (it ends where argv does).
-struct spec {
-	char **writable, **ro, **guard, **deny, **unixsock, **cmd;
-	int nwritable, nro, nguard, ndeny, nunixsock, ncmd;
-	char *tempdir, *dir, *seccomp, *bridge;
-	int allow_net, proxied, require_full, probe;
-	int *ports, nports;
-};
-
-// sbx_decode parses args (argv without argv[0]) into s; on failure it
-// returns -1 with the reason in err.
-int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen);
-
-// sbx_fatal prints the launcher's one fatal line, signed with token when it
-// is valid, and exits 125. The command has not run.
-void sbx_fatal(const char *token, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-
-// sbx_ns_token is the wrap's token, moved out of the environment.
-extern char sbx_ns_token[SBX_TOKEN_LEN + 1];
+#include "shared_linux.h"
+#include "spec_linux.h"
 
 // sbx_ns_netns is 1 when stage 1 made a new network namespace.
 extern int sbx_ns_netns;

@@ -54,13 +54,13 @@ static int set_attr(const char *path, int recursive, uint64_t set, uint64_t clr)
 
 static void touch(const char *path, mode_t mode) {
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
-	ns_must(fd, "create", path);
+	sbx_must(fd, "create", path);
 	close(fd);
 }
 
 static void setup_dev(void) {
 	const char *dev = NEWROOT "/dev";
-	ns_must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"), "mount /dev", NULL);
+	sbx_must(mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"), "mount /dev", NULL);
 	static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 	char host[64], mine[64];
 	for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
@@ -70,18 +70,18 @@ static void setup_dev(void) {
 		if (stat(host, &st) < 0)
 			continue;
 		touch(mine, 0600);
-		ns_must(mount(host, mine, NULL, MS_BIND, NULL), "bind", mine);
+		sbx_must(mount(host, mine, NULL, MS_BIND, NULL), "bind", mine);
 		// Read-only: these are the host's inodes, and a root caller owns
 		// them (chmod 600 /dev/null would break every other user). A
 		// read-only mount refuses chmod, chown, utimes and xattrs, while
 		// reading and writing a device (O_TRUNC included) still work.
-		ns_must(set_attr(mine, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC, 0), "make read-only", mine);
+		sbx_must(set_attr(mine, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC, 0), "make read-only", mine);
 	}
-	ns_must(mkdir(NEWROOT "/dev/pts", 0755), "mkdir", "/dev/pts");
-	ns_must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"), "mount",
-	        "/dev/pts");
-	ns_must(mkdir(NEWROOT "/dev/shm", 01777), "mkdir", "/dev/shm");
-	ns_must(mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"), "mount", "/dev/shm");
+	sbx_must(mkdir(NEWROOT "/dev/pts", 0755), "mkdir", "/dev/pts");
+	sbx_must(mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"), "mount",
+	         "/dev/pts");
+	sbx_must(mkdir(NEWROOT "/dev/shm", 01777), "mkdir", "/dev/shm");
+	sbx_must(mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"), "mount", "/dev/shm");
 	static const char *links[][2] = {{"ptmx", "pts/ptmx"},
 	                                 {"fd", "/proc/self/fd"},
 	                                 {"stdin", "/proc/self/fd/0"},
@@ -89,7 +89,7 @@ static void setup_dev(void) {
 	                                 {"stderr", "/proc/self/fd/2"}};
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		snprintf(mine, sizeof mine, "%s/%s", dev, links[i][0]);
-		ns_must(symlink(links[i][1], mine), "symlink", mine);
+		sbx_must(symlink(links[i][1], mine), "symlink", mine);
 	}
 }
 
@@ -106,7 +106,7 @@ static int set_attr_fd(int fd, int recursive, uint64_t set, uint64_t clr) {
 // where the new root is writable at this stage (a deny-read tmpfs, a
 // writable root).
 static void make_mount_point(int newroot, const struct layer *l) {
-	char *rel = ns_xstrdup(l->path + 1);
+	char *rel = sbx_xstrdup(l->path + 1);
 	int dfd = ns_open_strict(newroot, ".", O_DIRECTORY, 1);
 	char *name = rel;
 	for (char *slash; dfd >= 0; name = slash + 1) {
@@ -117,11 +117,11 @@ static void make_mount_point(int newroot, const struct layer *l) {
 		if (last && !l->isdir) {
 			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd < 0 && errno != EEXIST)
-				ns_must(-1, "mount point", l->path);
+				sbx_must(-1, "mount point", l->path);
 			if (fd >= 0)
 				close(fd);
 		} else if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
-			ns_must(-1, "mount point", l->path);
+			sbx_must(-1, "mount point", l->path);
 		}
 		if (last)
 			break;
@@ -131,7 +131,7 @@ static void make_mount_point(int newroot, const struct layer *l) {
 		errno = e;
 	}
 	if (dfd < 0)
-		sbx_fatal(sbx_ns_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
 	close(dfd);
 	free(rel);
 }
@@ -147,11 +147,11 @@ static int open_mount_point(int newroot, const struct layer *l) {
 	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
-		sbx_fatal(sbx_ns_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
 	if (!S_ISDIR(st.st_mode) != !l->isdir)
-		sbx_fatal(sbx_ns_token, "mount point %s changed type during the launch", l->path);
+		sbx_fatal(sbx_token, "mount point %s changed type during the launch", l->path);
 	if ((l->kind == LAYER_RO || l->kind == LAYER_PIN) && (st.st_dev != l->dev || st.st_ino != l->ino))
-		sbx_fatal(sbx_ns_token, "mount point %s is not the object planned on: it was replaced during the launch", l->path);
+		sbx_fatal(sbx_token, "mount point %s is not the object planned on: it was replaced during the launch", l->path);
 	return fd;
 }
 
@@ -159,7 +159,7 @@ static int open_mount_point(int newroot, const struct layer *l) {
 static int tree_of(int fd, int recursive, const char *what, const char *path) {
 	int tree =
 	        syscall(SYS_open_tree, fd, "", SBX_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | (recursive ? SBX_AT_RECURSIVE : 0));
-	ns_must(tree, what, path);
+	sbx_must(tree, what, path);
 	return tree;
 }
 
@@ -168,12 +168,12 @@ static int tree_of(int fd, int recursive, const char *what, const char *path) {
 // made inside it.
 static int empty_tmpfs(const char *path) {
 	int fs = syscall(SYS_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */);
-	ns_must(fs, "hide deny-read: fsopen", path);
-	ns_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "mode", "0755", 0), "hide deny-read: mode", path);
-	ns_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "size", "64k", 0), "hide deny-read: size", path);
-	ns_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0), "hide deny-read: create", path);
+	sbx_must(fs, "hide deny-read: fsopen", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "mode", "0755", 0), "hide deny-read: mode", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "size", "64k", 0), "hide deny-read: size", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0), "hide deny-read: create", path);
 	int mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC);
-	ns_must(mnt, "hide deny-read: fsmount", path);
+	sbx_must(mnt, "hide deny-read: fsmount", path);
 	close(fs);
 	return mnt;
 }
@@ -193,9 +193,9 @@ static void watch_layer(const struct layer *l, int tree) {
 	if (l->kind != LAYER_RO && l->kind != LAYER_PIN && l->kind != LAYER_DENY)
 		return;
 	struct statx stx;
-	ns_must(statx(tree, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx), "read the mount id of", l->path);
+	sbx_must(statx(tree, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx), "read the mount id of", l->path);
 	if (!(stx.stx_mask & STATX_MNT_ID))
-		sbx_fatal(sbx_ns_token, "the kernel gives no mount id for %s (statx STATX_MNT_ID, Linux 5.8)", l->path);
+		sbx_fatal(sbx_token, "the kernel gives no mount id for %s (statx STATX_MNT_ID, Linux 5.8)", l->path);
 	sbx_ns_watch[sbx_ns_nwatch++] = (struct sbx_watch){stx.stx_mnt_id, l->path};
 }
 
@@ -207,31 +207,31 @@ static void mount_layer(int newroot, struct layer *l) {
 	switch (l->kind) {
 	case LAYER_WRITABLE:
 		tree = tree_of(l->fd, 1, "bind writable", l->path);
-		ns_must(set_attr_fd(tree, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
+		sbx_must(set_attr_fd(tree, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
 		break;
 	case LAYER_PIN:
 		tree = tree_of(target, 1, "pin", l->path);
 		break;
 	case LAYER_RO:
 		tree = tree_of(l->fd, 1, "bind read-only", l->path);
-		ns_must(set_attr_fd(tree, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
+		sbx_must(set_attr_fd(tree, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
 		break;
 	case LAYER_SOCKET:
 		tree = tree_of(l->fd, 0, "bind UNIX socket", l->path);
-		ns_must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
+		sbx_must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make read-only", l->path);
 		break;
 	case LAYER_DENY:
 		if (l->isdir) {
 			tree = empty_tmpfs(l->path);
 		} else {
 			tree = syscall(SYS_open_tree, AT_FDCWD, EMPTY_RO, SBX_OPEN_TREE_CLONE | O_CLOEXEC);
-			ns_must(tree, "hide deny-read", l->path);
-			ns_must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "hide deny-read", l->path);
+			sbx_must(tree, "hide deny-read", l->path);
+			sbx_must(set_attr_fd(tree, 0, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "hide deny-read", l->path);
 		}
 		break;
 	}
-	ns_must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
-	        "attach the mount on", l->path);
+	sbx_must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
+	         "attach the mount on", l->path);
 	watch_layer(l, tree);
 	close(target);
 	if (l->fd >= 0)
@@ -244,38 +244,38 @@ static void mount_layer(int newroot, struct layer *l) {
 }
 
 void ns_build_root(struct sbx_plan *p) {
-	ns_must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
-	ns_must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
-	ns_must(mkdir("/tmp" NEWROOT, 0755), "mkdir", NEWROOT);
-	ns_must(mkdir("/tmp" OLDROOT, 0755), "mkdir", OLDROOT);
+	sbx_must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
+	sbx_must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
+	sbx_must(mkdir("/tmp" NEWROOT, 0755), "mkdir", NEWROOT);
+	sbx_must(mkdir("/tmp" OLDROOT, 0755), "mkdir", OLDROOT);
 	touch("/tmp" EMPTY_RO, 0400);
-	ns_must(mkdir("/tmp" TMP_UPPER, 0755), "mkdir", TMP_UPPER);
-	ns_must(mkdir("/tmp" TMP_UPPER "/upper", 0755), "mkdir", TMP_UPPER);
-	ns_must(mkdir("/tmp" TMP_UPPER "/work", 0755), "mkdir", TMP_UPPER);
-	ns_must(chmod("/tmp" TMP_UPPER "/upper", 01777), "chmod the private /tmp", NULL);
-	ns_must(syscall(SYS_pivot_root, "/tmp", "/tmp" OLDROOT), "pivot into the staging tmpfs", NULL);
-	ns_must(chdir("/"), "chdir", "/");
-	ns_must(mount(OLDROOT, NEWROOT, NULL, MS_BIND | MS_REC, NULL), "bind the host's tree", NULL);
+	sbx_must(mkdir("/tmp" TMP_UPPER, 0755), "mkdir", TMP_UPPER);
+	sbx_must(mkdir("/tmp" TMP_UPPER "/upper", 0755), "mkdir", TMP_UPPER);
+	sbx_must(mkdir("/tmp" TMP_UPPER "/work", 0755), "mkdir", TMP_UPPER);
+	sbx_must(chmod("/tmp" TMP_UPPER "/upper", 01777), "chmod the private /tmp", NULL);
+	sbx_must(syscall(SYS_pivot_root, "/tmp", "/tmp" OLDROOT), "pivot into the staging tmpfs", NULL);
+	sbx_must(chdir("/"), "chdir", "/");
+	sbx_must(mount(OLDROOT, NEWROOT, NULL, MS_BIND | MS_REC, NULL), "bind the host's tree", NULL);
 	// Private: a mount the host makes later must not arrive inside with
 	// its own, writable flags.
-	ns_must(mount("", NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL), "make the new root private", NULL);
-	ns_must(set_attr(NEWROOT, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make the host's tree read-only", NULL);
+	sbx_must(mount("", NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL), "make the new root private", NULL);
+	sbx_must(set_attr(NEWROOT, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make the host's tree read-only", NULL);
 	// Read-only, like the rest of the host's tree: a write to /tmp fails
 	// loudly (EROFS), as it does under landlock, instead of succeeding in
 	// a tmpfs that vanishes with the sandbox. The wrap's TMPDIR is the
 	// scratch place. An overlay rather than a bind: no host socket under
 	// /tmp can be connected to through it (its inodes are not the sockets).
-	ns_must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
-	              "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
-	        "mount a private /tmp", NULL);
+	sbx_must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
+	               "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
+	         "mount a private /tmp", NULL);
 	setup_dev();
-	ns_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
-	        NULL);
+	sbx_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
+	         NULL);
 	int newroot = ns_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
-	ns_must(newroot, "open the new root", NULL);
+	sbx_must(newroot, "open the new root", NULL);
 	sbx_ns_watch = calloc(p->nlayers ? p->nlayers : 1, sizeof *sbx_ns_watch);
 	if (!sbx_ns_watch)
-		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
+		sbx_fatal(sbx_token, "plan the mounts: out of memory");
 	for (int i = 0; i < p->nlayers; i++)
 		mount_layer(newroot, &p->layers[i]);
 	close(newroot);
@@ -283,15 +283,15 @@ void ns_build_root(struct sbx_plan *p) {
 	// made; now they are sealed, as is /dev's tmpfs.
 	for (int i = 0; i < p->nlayers; i++)
 		if (p->layers[i].mnt >= 0) {
-			ns_must(set_attr_fd(p->layers[i].mnt, 0, ATTR_RDONLY, 0), "seal", p->layers[i].path);
+			sbx_must(set_attr_fd(p->layers[i].mnt, 0, ATTR_RDONLY, 0), "seal", p->layers[i].path);
 			close(p->layers[i].mnt);
 			p->layers[i].mnt = -1;
 		}
-	ns_must(set_attr(NEWROOT "/dev", 0, ATTR_RDONLY, 0), "seal", "/dev");
-	ns_must(chdir(NEWROOT), "chdir into the new root", NULL);
-	ns_must(syscall(SYS_pivot_root, ".", "."), "pivot into the new root", NULL);
-	ns_must(umount2(".", MNT_DETACH), "detach the host's tree", NULL);
-	ns_must(chdir("/"), "chdir", "/");
+	sbx_must(set_attr(NEWROOT "/dev", 0, ATTR_RDONLY, 0), "seal", "/dev");
+	sbx_must(chdir(NEWROOT), "chdir into the new root", NULL);
+	sbx_must(syscall(SYS_pivot_root, ".", "."), "pivot into the new root", NULL);
+	sbx_must(umount2(".", MNT_DETACH), "detach the host's tree", NULL);
+	sbx_must(chdir("/"), "chdir", "/");
 }
 
 // enter_dir makes dir the working directory. It was resolved at Wrap time:
@@ -300,6 +300,6 @@ void ns_build_root(struct sbx_plan *p) {
 void ns_enter_dir(const char *dir) {
 	int fd = ns_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
 	if (fd < 0 || fchdir(fd) < 0)
-		sbx_fatal(sbx_ns_token, "chdir %s inside the sandbox: %s", dir, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "chdir %s inside the sandbox: %s", dir, ns_swapped_or(errno));
 	close(fd);
 }

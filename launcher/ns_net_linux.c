@@ -30,13 +30,13 @@
 
 void ns_loopback_up(void) {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ns_must(fd, "bring up loopback: socket", NULL);
+	sbx_must(fd, "bring up loopback: socket", NULL);
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
 	strcpy(ifr.ifr_name, "lo");
-	ns_must(ioctl(fd, SIOCGIFFLAGS, &ifr), "bring up loopback: get flags", NULL);
+	sbx_must(ioctl(fd, SIOCGIFFLAGS, &ifr), "bring up loopback: get flags", NULL);
 	ifr.ifr_flags |= IFF_UP;
-	ns_must(ioctl(fd, SIOCSIFFLAGS, &ifr), "bring up loopback: set up", NULL);
+	sbx_must(ioctl(fd, SIOCSIFFLAGS, &ifr), "bring up loopback: set up", NULL);
 	close(fd);
 }
 
@@ -51,18 +51,18 @@ void ns_hand_over_ports(const struct spec *s) {
 	if (!s->nports)
 		return;
 	if (!s->bridge || sbx_ns_bridge < 0)
-		sbx_fatal(sbx_ns_token, "loopback ports without the network bridge");
+		sbx_fatal(sbx_token, "loopback ports without the network bridge");
 	if (s->nports > MAX_PORTS)
-		sbx_fatal(sbx_ns_token, "%d loopback ports, at most %d", s->nports, MAX_PORTS);
+		sbx_fatal(sbx_token, "%d loopback ports, at most %d", s->nports, MAX_PORTS);
 	int fds[MAX_PORTS];
 	char msg[64 + 6 * MAX_PORTS];
-	int n = snprintf(msg, sizeof msg, "%s %s", SBX_BRIDGE_HELLO, sbx_ns_token);
+	int n = snprintf(msg, sizeof msg, "%s %s", SBX_BRIDGE_HELLO, sbx_token);
 	for (int i = 0; i < s->nports; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		ns_must(fd, "listen on the sandbox's loopback: socket", NULL);
+		sbx_must(fd, "listen on the sandbox's loopback: socket", NULL);
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->ports[i]), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 512) < 0)
-			sbx_fatal(sbx_ns_token, "listen on the sandbox's loopback port %d: %s", s->ports[i], strerror(errno));
+			sbx_fatal(sbx_token, "listen on the sandbox's loopback port %d: %s", s->ports[i], strerror(errno));
 		fds[i] = fd;
 		n += snprintf(msg + n, sizeof msg - n, " %d", s->ports[i]);
 	}
@@ -80,13 +80,13 @@ void ns_hand_over_ports(const struct spec *s) {
 	c->cmsg_len = CMSG_LEN(sizeof(int) * s->nports);
 	memcpy(CMSG_DATA(c), fds, sizeof(int) * s->nports);
 	if (sendmsg(sbx_ns_bridge, &mh, MSG_NOSIGNAL) != n)
-		sbx_fatal(sbx_ns_token, "hand the loopback ports to the network bridge: %s", strerror(errno));
+		sbx_fatal(sbx_token, "hand the loopback ports to the network bridge: %s", strerror(errno));
 	struct pollfd p = {sbx_ns_bridge, POLLIN, 0};
 	char ack[8];
 	int r = poll(&p, 1, 10000);
 	ssize_t got = r == 1 ? read(sbx_ns_bridge, ack, sizeof ack) : -1;
 	if (got != 2 || memcmp(ack, "ok", 2) != 0)
-		sbx_fatal(sbx_ns_token, "the network bridge did not take the loopback ports (%s)",
+		sbx_fatal(sbx_token, "the network bridge did not take the loopback ports (%s)",
 		          r == 0     ? "no answer in 10 s"
 		          : got == 0 ? "it closed"
 		                     : "refused");

@@ -55,13 +55,6 @@
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
-char *ns_xstrdup(const char *p) {
-	char *c = strdup(p);
-	if (!c)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	return c;
-}
-
 // ns_resolve_error is -1, with the reason in err, unless errno says the
 // path is simply not there (0): a protection must never be dropped because
 // a path could not be resolved.
@@ -76,12 +69,7 @@ int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen) 
 void ns_resolve_failed(const char *what, const char *p) {
 	char err[512];
 	if (ns_resolve_error(what, p, err, sizeof err) < 0)
-		sbx_fatal(sbx_ns_token, "%s", err);
-}
-
-void ns_must(int rc, const char *what, const char *path) {
-	if (rc < 0)
-		sbx_fatal(sbx_ns_token, "%s %s: %s", what, path ? path : "", strerror(errno));
+		sbx_fatal(sbx_token, "%s", err);
 }
 
 // open_strict opens path (relative to dirfd; beneath it when beneath is

@@ -48,7 +48,7 @@ static void add_layer(struct sbx_plan *p, int kind, const char *path, int isdir,
 	}
 	char *copy = strdup(path);
 	if (!p->layers || !copy)
-		sbx_fatal(sbx_ns_token, "plan the mounts: out of memory");
+		sbx_fatal(sbx_token, "plan the mounts: out of memory");
 	p->layers[p->nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0};
 }
 
@@ -57,9 +57,9 @@ static void add_layer(struct sbx_plan *p, int kind, const char *path, int isdir,
 static void guard_add(struct sbx_plan *p, const struct stat *parent, const char *name, const char *path) {
 	struct guarded *g = realloc(p->guarded, (size_t)(p->nguarded + 1) * sizeof *p->guarded);
 	if (!g)
-		sbx_fatal(sbx_ns_token, "guard: out of memory");
+		sbx_fatal(sbx_token, "guard: out of memory");
 	p->guarded = g;
-	p->guarded[p->nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, ns_xstrdup(name), path};
+	p->guarded[p->nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, sbx_xstrdup(name), path};
 }
 
 static int depth(const char *p) {
@@ -124,7 +124,7 @@ static int plan_deny_read(const struct spec *s, struct sbx_plan *p) {
 		if (lstat(s->deny[i], &st) == 0) {
 			real = S_ISLNK(st.st_mode) ? realpath(s->deny[i], NULL) : strdup(s->deny[i]);
 			if (!real && !S_ISLNK(st.st_mode))
-				sbx_fatal(sbx_ns_token, "out of memory");
+				sbx_fatal(sbx_token, "out of memory");
 		}
 		if (real && stat(real, &st) < 0) {
 			int rc = resolve_failed(p, "deny-read path", real);
@@ -167,7 +167,7 @@ static int hidden(const struct sbx_plan *p, const char *path, const char *root) 
 // plan_pins pins every directory strictly between root and path, each
 // opened without symlinks now and remembered by identity.
 static int plan_pins(struct sbx_plan *p, const char *root, const char *path) {
-	char *d = ns_xstrdup(path);
+	char *d = sbx_xstrdup(path);
 	struct stat st;
 	int rc = 0;
 	for (char *slash = strrchr(d, '/'); slash && slash > d; slash = strrchr(d, '/')) {
@@ -204,8 +204,8 @@ static int plan_guard(const struct spec *s, struct sbx_plan *p, const char *path
 	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
 	if (dfd < 0)
 		return refuse(p, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
-	char *rest = ns_xstrdup(path + strlen(root));
-	char *upto = ns_xstrdup(path); // path up to the component at hand
+	char *rest = sbx_xstrdup(path + strlen(root));
+	char *upto = sbx_xstrdup(path); // path up to the component at hand
 	size_t at = strcmp(root, "/") ? strlen(root) : 0;
 	int whole = 1; // every component is there
 	const char *end = rest + strlen(rest);
@@ -274,7 +274,7 @@ static int plan_guard(const struct spec *s, struct sbx_plan *p, const char *path
 // among them now is refused; a missing path is skipped (the provider
 // reported it).
 static int plan_read_only(const struct spec *s, struct sbx_plan *p, const char *path) {
-	char *dir = ns_xstrdup(path);
+	char *dir = sbx_xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	*slash = 0;
 	int dfd = ns_open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
@@ -330,7 +330,7 @@ static int plan_read_only(const struct spec *s, struct sbx_plan *p, const char *
 			return rc;
 		}
 	} else {
-		real = ns_xstrdup(path);
+		real = sbx_xstrdup(path);
 	}
 	const char *root = deepest_root(s, real);
 	// Only a directory or a file under a writable root (outside the roots
@@ -361,7 +361,7 @@ static int plan_read_only(const struct spec *s, struct sbx_plan *p, const char *
 static void plan_carving(const struct spec *s, struct sbx_plan *p) {
 	int *carved = calloc(s->ndeny ? s->ndeny : 1, sizeof *carved);
 	if (!carved)
-		sbx_fatal(sbx_ns_token, "out of memory");
+		sbx_fatal(sbx_token, "out of memory");
 	for (int i = 0; i < s->ndeny; i++) {
 		const char *d = s->deny[i];
 		carved[i] = !(s->tempdir && (sbx_within(d, s->tempdir) || sbx_within(s->tempdir, d)));
@@ -373,7 +373,7 @@ static void plan_carving(const struct spec *s, struct sbx_plan *p) {
 	// carved, or lies below a carved path that holds it too.
 	int *base = malloc((s->ndeny ? s->ndeny : 1) * sizeof *base);
 	if (!base)
-		sbx_fatal(sbx_ns_token, "out of memory");
+		sbx_fatal(sbx_token, "out of memory");
 	memcpy(base, carved, s->ndeny * sizeof *base);
 	for (int i = 0; i < s->ndeny; i++)
 		for (int j = 0; j < s->ndeny && carved[i]; j++)

@@ -53,19 +53,12 @@
 
 // Process state, each set once by stage 1 and read by every stage after
 // it (ns_linux.h says what each holds).
-char sbx_ns_token[SBX_TOKEN_LEN + 1];
 int sbx_ns_netns;
 int sbx_ns_bridge = -1;
 
 // Process state: the write end of the pipe on which stage 1's signal
 // handler (forward) passes signals on; a handler reaches no other state.
 static int sigpipe_w = -1;
-
-void sbx_fatal(const char *token, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	sbx_vfatal(SBX_NS_RUN, token, fmt, ap);
-}
 
 static int write_file(const char *path, const char *data) {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -155,7 +148,7 @@ static void check_mounts(int mfd) {
 			found = ids[i] == sbx_ns_watch[w].id;
 		if (!found) {
 			kill(-1, SIGKILL);
-			sbx_fatal(sbx_ns_token,
+			sbx_fatal(sbx_token,
 			          "the sandbox's protective mount on %s was detached during the run (a process outside the "
 			          "sandbox replaced or removed that path): the sandbox was stopped, and the command may have "
 			          "changed or read what appeared there",
@@ -234,7 +227,7 @@ static int stage2(void *arg) {
 	close(a->statfd);
 	sigprocmask(SIG_UNBLOCK, &a->chld, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		sbx_fatal(sbx_ns_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+		sbx_fatal(sbx_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
 	sbx_ns_stage2(a->argc, a->argv);
 }
 
@@ -252,12 +245,12 @@ static pid_t spawn_stage2(struct stage2_args *a) {
 	const size_t guard = 4096, size = 1 << 20;
 	char *stack = mmap(NULL, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
-		sbx_fatal(sbx_ns_token, "map the command's process stack: %s", strerror(errno));
+		sbx_fatal(sbx_token, "map the command's process stack: %s", strerror(errno));
 	if (mprotect(stack, guard, PROT_NONE) < 0)
-		sbx_fatal(sbx_ns_token, "guard the command's process stack: %s", strerror(errno));
+		sbx_fatal(sbx_token, "guard the command's process stack: %s", strerror(errno));
 	pid_t pid = clone(stage2, stack + guard + size, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
 	if (pid < 0)
-		sbx_fatal(sbx_ns_token, "start the command's process: %s", strerror(errno));
+		sbx_fatal(sbx_token, "start the command's process: %s", strerror(errno));
 	munmap(stack, guard + size);
 	return pid;
 }
@@ -279,6 +272,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	(void)envp;
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], SBX_NS_RUN) != 0)
 		return;
+	sbx_name = SBX_NS_RUN;
 	// Stage 1 dies with whoever spawned it (pid 1 dies with stage 1, and
 	// the pid namespace with pid 1): a consumer or CLI killed by SIGKILL
 	// leaves nothing running. A spawner already gone before the prctl (the
@@ -349,21 +343,21 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		// (the memory /proc/PID/environ shows) become zeros; stage 2 unsets
 		// the variable before it execs the command.
 		if (sbx_valid_token(token)) {
-			memcpy(sbx_ns_token, token, SBX_TOKEN_LEN + 1);
+			memcpy(sbx_token, token, SBX_TOKEN_LEN + 1);
 			memset(token, '0', SBX_TOKEN_LEN);
 		}
 		sigset_t chld;
 		sigemptyset(&chld);
 		sigaddset(&chld, SIGCHLD);
 		if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
-			sbx_fatal(sbx_ns_token, "block SIGCHLD: %s", strerror(errno));
+			sbx_fatal(sbx_token, "block SIGCHLD: %s", strerror(errno));
 		// Everything pid 1 needs is made before pid 2 exists: once the
 		// command may run, pid 1 never prints a signed fatal line (the
 		// command could provoke one, say by lowering pid 1's limits, and an
 		// agent would take it for a launcher failure).
 		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 		if (sfd < 0)
-			sbx_fatal(sbx_ns_token, "signalfd: %s", strerror(errno));
+			sbx_fatal(sbx_token, "signalfd: %s", strerror(errno));
 		struct stage2_args a = {argc, argv, p[0], sfd, st[1], chld};
 		pid_t cmd = spawn_stage2(&a);
 		// The sandbox's mount table, watched from now on (check_mounts).

@@ -28,14 +28,15 @@
 //   4. ns_net_linux.c: brings up loopback in the new network namespace,
 //      and hands the listeners of the loopback ports to the provider;
 //   5. ns_confine_linux.c: confines the allowed UNIX sockets and carves
-//      the deny-read paths with Landlock, empties every capability set,
-//      marks descriptors close-on-exec, sets no_new_privs and loads the
-//      seccomp program the provider compiled for this very spec
+//      the deny-read paths with Landlock; then (seal_linux.c) empties
+//      every capability set, marks descriptors close-on-exec, sets
+//      no_new_privs and loads the seccomp program the provider compiled for this very spec
 //      (-seccomp: the filter is defined once, in Go); with guarded names
 //      (-g), it first forks the guard, which then answers the filter's
 //      notifications of every creating call (ns_guard_linux.c);
-//   6. here: resets the signal mask and dispositions, and execs the
-//      command in place (127 / 126 when it cannot, as the Go launcher does).
+//   6. here, with seal_linux.c (shared with landlock-run): resets the
+//      signal mask and dispositions, and execs the command in place (127 /
+//      126 when it cannot, as the Go launcher does).
 //
 // Every failure before exec is sbx_fatal: one signed line, exit 125.
 
@@ -65,38 +66,8 @@
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
+#include "seal_linux.h"
 #include "shared_linux.h"
-
-// ---- the probe and the exec ----
-
-static void probe(const struct spec *s) {
-	if (s->nwritable != 1)
-		sbx_fatal(sbx_ns_token, "probe: probe needs exactly one writable root");
-	char *ok, *denied;
-	if (asprintf(&ok, "%s/probe-allowed", s->writable[0]) < 0)
-		sbx_fatal(sbx_ns_token, "out of memory");
-	int fd = open(ok, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		sbx_fatal(sbx_ns_token, "probe: allowed write failed: %s", strerror(errno));
-	close(fd);
-	if (s->nro > 0) {
-		if (asprintf(&denied, "%s/probe-denied", s->ro[0]) < 0)
-			sbx_fatal(sbx_ns_token, "out of memory");
-	} else {
-		char *parent = ns_xstrdup(s->writable[0]);
-		*strrchr(parent, '/') = 0;
-		if (asprintf(&denied, "%s/probe-denied", parent) < 0)
-			sbx_fatal(sbx_ns_token, "out of memory");
-	}
-	fd = open(denied, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		sbx_fatal(sbx_ns_token, "probe: write to %s was not denied", denied);
-	if (errno != EACCES && errno != EROFS)
-		sbx_fatal(sbx_ns_token, "probe: write to %s failed with %s, want EACCES or EROFS", denied, strerror(errno));
-	printf("ns-run: probe ok [%s]\n", sbx_ns_token);
-	fflush(stdout);
-	_exit(0);
-}
 
 // require_full refuses what the provider would report as gaps and the plan
 // does not see: network allowed, UNIX sockets allowed on a kernel whose
@@ -107,14 +78,14 @@ static void probe(const struct spec *s) {
 // on what it opened.
 static void require_full(const struct spec *s) {
 	if (s->allow_net)
-		sbx_fatal(sbx_ns_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
+		sbx_fatal(sbx_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
 	if (s->nunixsock > 0 && ns_landlock_abi() < SBX_ABI_RESOLVE_UNIX)
-		sbx_fatal(sbx_ns_token,
+		sbx_fatal(sbx_token,
 		          "full enforcement required, but: allowed UNIX sockets cannot be confined by path on Landlock ABI %d "
 		          "(needs ABI %d)",
 		          ns_landlock_abi(), SBX_ABI_RESOLVE_UNIX);
 	if (ns_landlock_abi() < SBX_ABI_SCOPES)
-		sbx_fatal(sbx_ns_token,
+		sbx_fatal(sbx_token,
 		          "full enforcement required, but: Landlock ABI %d cannot scope signals (needs ABI %d): the command "
 		          "can signal its spawner's process group",
 		          ns_landlock_abi(), SBX_ABI_SCOPES);
@@ -122,103 +93,20 @@ static void require_full(const struct spec *s) {
 	// objects it uses (plan_read_only, plan_deny_read).
 }
 
-// leave_terminal gives a command that was handed no terminal on its stdin,
-// stdout or stderr no controlling terminal either, as the landlock
-// launcher does (terminal_linux.go): it could otherwise open /dev/tty and
-// read what the user types to the caller's terminal. TIOCNOTTY takes pid 2
-// off the terminal and keeps its process group, so the terminal's Ctrl-C
-// still reaches the command (stage 1 does not pass on what the terminal
-// sent the whole group). pid 2 leads no session: no SIGHUP. With a
-// terminal on any of the three, nothing changes (job control keeps
-// working).
-static void leave_terminal(void) {
-	for (int fd = 0; fd <= 2; fd++)
-		if (isatty(fd))
-			return;
-	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENXIO || errno == ENOENT)
-			return; // no controlling terminal to leave
-		sbx_fatal(sbx_ns_token, "open the controlling terminal to leave it: %s", strerror(errno));
-	}
-	if (ioctl(fd, TIOCNOTTY) < 0)
-		sbx_fatal(sbx_ns_token, "leave the controlling terminal (TIOCNOTTY): %s", strerror(errno));
-	close(fd);
-}
-
-// reset_signals gives the command clean signal state: nothing blocked,
-// every disposition the default (a consumer's blocked or ignored signals
-// would otherwise reach it, as exec keeps both).
-static void reset_signals(void) {
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-}
-
-// exec_command looks cmd up as Go's exec.LookPath does (PATH only, an empty
-// element meaning the current directory, the first regular executable
-// file) and execs it: 127 when it is not found, 126 when it cannot run.
-__attribute__((noreturn)) static void exec_command(char **cmd) {
-	const char *name = cmd[0];
-	if (strchr(name, '/')) {
-		execve(name, cmd, environ);
-	} else {
-		const char *path = getenv("PATH");
-		char *dirs = ns_xstrdup(path ? path : "");
-		int found = 0;
-		for (char *dir = dirs, *next; path && dir; dir = next) {
-			next = strchr(dir, ':');
-			if (next)
-				*next++ = 0;
-			char *cand;
-			if (asprintf(&cand, "%s/%s", *dir ? dir : ".", name) < 0)
-				sbx_fatal(sbx_ns_token, "out of memory");
-			struct stat st;
-			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-				found = 1;
-				execve(cand, cmd, environ);
-				break;
-			}
-			free(cand);
-		}
-		if (!found) {
-			fprintf(stderr, "ns-run: %s: command not found\n", name);
-			_exit(SBX_EXIT_NOT_FOUND);
-		}
-	}
-	int e = errno;
-	fprintf(stderr, "ns-run: %s: %s\n", name, strerror(e));
-	_exit(e == ENOENT || e == ENOTDIR ? SBX_EXIT_NOT_FOUND : SBX_EXIT_NOT_EXECUTABLE);
-}
-
-// release_env gives the command back the variables the provider held from
-// the launcher's start: every "SANDBOX_LOCAL_ENV_NAME=value" becomes
-// "NAME=value" (vocab.HeldEnvPrefix, vocab.ReleaseEnv; the list of what is
-// held is the provider's alone). In place: the entry points past the prefix.
-static void release_env(void) {
-	const size_t n = strlen(SBX_HELD_ENV_PREFIX);
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, SBX_HELD_ENV_PREFIX, n) == 0)
-			*e += n;
-}
-
 void sbx_ns_stage2(int argc, char **argv) {
 	struct spec s;
 	char err[256];
 	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
-		sbx_fatal(sbx_ns_token, "malformed launcher arguments: %s", err);
+		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
 	if (s.allow_net == sbx_ns_netns)
-		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network namespace");
+		sbx_fatal(sbx_token, "stage 1 and the arguments disagree about the network namespace");
 	if (!s.bridge != (sbx_ns_bridge < 0))
-		sbx_fatal(sbx_ns_token, "stage 1 and the arguments disagree about the network bridge");
+		sbx_fatal(sbx_token, "stage 1 and the arguments disagree about the network bridge");
 	if (s.require_full)
 		require_full(&s);
 	struct sbx_plan plan;
 	if (ns_plan(&s, &plan) < 0)
-		sbx_fatal(sbx_ns_token, "%s", plan.err);
+		sbx_fatal(sbx_token, "%s", plan.err);
 	ns_build_root(&plan);
 	if (s.dir)
 		ns_enter_dir(s.dir);
@@ -230,19 +118,19 @@ void sbx_ns_stage2(int argc, char **argv) {
 	// The guard shares the Landlock domains above, and stays outside the
 	// filter below (ns_guard_linux.c).
 	int guard = ns_guard_fork(&s, &plan);
-	ns_drop_capabilities();
-	ns_close_extra_fds();
+	sbx_drop_capabilities(1);
+	sbx_close_extra_fds();
 	// Signals scoped after the guard is forked: the command cannot signal
 	// it (nor pid 1, stage 1, or its spawner's group).
 	ns_scope_signals();
-	int listener = ns_load_seccomp(&s);
+	int listener = sbx_load_seccomp(s.seccomp, s.nguard > 0, 1);
 	if (guard >= 0)
 		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)
-		probe(&s);
-	leave_terminal();
-	reset_signals();
-	release_env();
-	exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
+		sbx_probe(&s, 0);
+	sbx_leave_terminal();
+	sbx_reset_signals();
+	sbx_release_env();
+	sbx_exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
 }

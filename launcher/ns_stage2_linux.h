@@ -42,8 +42,6 @@ struct sbx_open_how {
 
 int ns_open_strict(int dirfd, const char *path, int flags, int beneath);
 const char *ns_swapped_or(int e);
-char *ns_xstrdup(const char *p);
-void ns_must(int rc, const char *what, const char *path);
 int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen);
 void ns_resolve_failed(const char *what, const char *p);
 struct sbx_plan;
@@ -51,10 +49,7 @@ void ns_build_root(struct sbx_plan *p);
 void ns_enter_dir(const char *dir);
 void ns_loopback_up(void);
 void ns_hand_over_ports(const struct spec *s);
-void ns_drop_capabilities(void);
-void ns_close_extra_fds(void);
 void ns_scope_signals(void);
-int ns_load_seccomp(const struct spec *s);
 int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan);
 void ns_guard_hand_over(int sock, int listener);
 int ns_guard_take_listener(int sock);

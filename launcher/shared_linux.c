@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,6 +15,27 @@
 #include <unistd.h>
 
 #include "shared_linux.h"
+
+const char *sbx_name = SBX_NS_RUN;
+char sbx_token[SBX_TOKEN_LEN + 1];
+
+void sbx_fatal(const char *token, const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	sbx_vfatal(sbx_name, token, fmt, ap);
+}
+
+void sbx_must(int rc, const char *what, const char *path) {
+	if (rc < 0)
+		sbx_fatal(sbx_token, "%s %s: %s", what, path ? path : "", strerror(errno));
+}
+
+char *sbx_xstrdup(const char *p) {
+	char *c = strdup(p);
+	if (!c)
+		sbx_fatal(sbx_token, "out of memory");
+	return c;
+}
 
 int sbx_valid_token(const char *t) {
 	if (t == NULL || strlen(t) != SBX_TOKEN_LEN)

@@ -12,6 +12,26 @@
 
 #include "contract_linux.h"
 
+// sbx_name is the running C launcher's name (SBX_NS_RUN or
+// SBX_LANDLOCK_RUN), set by its constructor before anything can fail: the
+// fatal line, the probe's answer and the exec's complaints carry it.
+extern const char *sbx_name;
+
+// sbx_token is the wrap's token, moved out of the environment by the
+// launcher's constructor (empty until then).
+extern char sbx_token[SBX_TOKEN_LEN + 1];
+
+// sbx_fatal prints sbx_name's one fatal line, signed with token when it is
+// valid, and exits 125. The command has not run.
+void sbx_fatal(const char *token, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+// sbx_must is sbx_fatal (signed with sbx_token) when rc < 0: "what path:
+// the error".
+void sbx_must(int rc, const char *what, const char *path);
+
+// sbx_xstrdup is strdup, fatal when memory runs out.
+char *sbx_xstrdup(const char *p);
+
 // sbx_valid_token reports whether t is a wrap token (vocab.ValidToken).
 int sbx_valid_token(const char *t);
 

@@ -1,6 +1,6 @@
 //go:build !sandbox_gosupervisor
 
-// The supervised start of landlock-run, before the Go runtime starts.
+// The supervised start of landlock-run, from its C constructor.
 //
 // Under the landlock runner there is no pid namespace whose end takes the
 // command's processes with it, and a launcher that execs the command in
@@ -24,13 +24,13 @@
 //     command ends it kills every process left (each one reparented to it),
 //     and only then exits; when the relay dies (SIGKILL included: its end
 //     of a pipe closes) it kills the command and everything it started.
-//   - the launcher is the Go landlock-run (landlock_run_linux.go), started
+//   - the launcher is landlock-run in C (landlock_run_linux.c), started
 //     with the signal mask and SIGCHLD disposition the relay was spawned
 //     with, in the consumer's process group (job control and Ctrl-C reach
 //     it as they reached the command before), dying with the supervisor.
 //
-// Both forks happen before the Go runtime exists, in a process that has
-// touched only the loader's and libc's pages: cheap to copy.
+// Both forks happen in a process that has touched only the loader's and
+// libc's pages (the Go runtime never starts): cheap to copy.
 
 #define _GNU_SOURCE
 #include <errno.h>

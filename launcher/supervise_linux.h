@@ -1,5 +1,5 @@
 // The supervised start of landlock-run (supervise_linux.c), called from its
-// C constructor (landlock_start_linux.c) before the Go runtime starts.
+// C constructor (landlock_start_linux.c).
 #ifndef SBX_SUPERVISE_LINUX_H
 #define SBX_SUPERVISE_LINUX_H
 
@@ -9,8 +9,9 @@
 //     supervisor      subreaper in a process group of its own: forwards,
 //                     reaps, kills every descendant when the command ends
 //                     or the relay dies
-//       launcher      returns from this call: the Go launcher, which
-//                     confines itself and execs the command in place
+//       launcher      returns from this call: landlock-run
+//                     (landlock_run_linux.c), which confines itself and
+//                     execs the command in place
 //
 // It returns only in the launcher, with the signal mask and the SIGCHLD
 // disposition the process started with. A failure before the launcher

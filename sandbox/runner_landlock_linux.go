@@ -36,7 +36,21 @@ func (l landlockRunner) ready() error {
 // next to it. Anything else, including a consumer whose main does not
 // start with launcher.Init, fails the probe.
 func (l landlockRunner) probe(ctx context.Context) error {
-	return probeLauncher(ctx, vocab.LandlockRun, nil, withSeccomp(seccompfilter.Landlock))
+	return probeLauncher(ctx, vocab.LandlockRun, nil, l.complete)
+}
+
+// complete adds what the launcher takes from the provider besides the
+// policy: the seccomp program, the Landlock ABI the spec was planned for
+// (the launcher refuses a kernel that reports another), and the notice of
+// that ABI's gaps, which the launcher prints as it is.
+func (l landlockRunner) complete(spec vocab.Spec) (vocab.Spec, error) {
+	spec, err := withSeccomp(seccompfilter.Landlock)(spec)
+	if err != nil {
+		return spec, err
+	}
+	spec.LandlockABI = l.abi()
+	spec.Notice = vocab.OneLine(vocab.JoinGaps(vocab.LandlockKernelGaps(spec.LandlockABI, spec)))
+	return spec, nil
 }
 
 // traits: the other wraps' temp dirs are out of reach; the command shares
@@ -53,7 +67,7 @@ func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 	if len(spec.Ports) > 0 && abi < vocab.ABINetTCP {
 		return launch{}, unavailable(l.name(), "cannot confine the network to loopback ports", vocab.ErrPortsNeedTCPRules(abi))
 	}
-	spec, err = withSeccomp(seccompfilter.Landlock)(spec)
+	spec, err = l.complete(spec)
 	if err != nil {
 		return launch{}, unavailable(l.name(), "no seccomp program", err)
 	}
@@ -73,8 +87,8 @@ func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 			FatalPrefix: vocab.FatalPrefix(vocab.LandlockRun, spec.Token),
 		},
 	}
-	if n := vocab.NoticeLine(vocab.LandlockRun, vocab.LandlockKernelGaps(abi, spec)); n != "" {
-		out.rule.IgnoreLines = []string{n}
+	if spec.Notice != "" {
+		out.rule.IgnoreLines = []string{vocab.NoticePrefix(vocab.LandlockRun) + spec.Notice}
 	}
 	return out, nil
 }

@@ -2,7 +2,9 @@
 // Go, into the directory it is given (go generate ./launcher):
 // contract_linux.h from package vocab (vocab.CHeader), the launcher
 // contract, and metadata_rules_linux.h from package metarules
-// (metarules.CHeader), the metadata supervisor's rules.
+// (metarules.CHeader), the metadata supervisor's rules, and
+// landlock_rights_linux.h from package llrights (llrights.CHeader), the
+// rights the landlock runner handles and grants.
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bo-agent/sandbox-local/internal/llrights"
 	"github.com/bo-agent/sandbox-local/internal/metarules"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
@@ -20,8 +23,9 @@ func main() {
 		os.Exit(2)
 	}
 	for name, text := range map[string]string{
-		"contract_linux.h":       vocab.CHeader(),
-		"metadata_rules_linux.h": metarules.CHeader(),
+		"contract_linux.h":        vocab.CHeader(),
+		"metadata_rules_linux.h":  metarules.CHeader(),
+		"landlock_rights_linux.h": llrights.CHeader(),
 	} {
 		if err := os.WriteFile(filepath.Join(os.Args[1], name), []byte(text), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "cheader:", err)

@@ -19,17 +19,12 @@ func LandlockABI() int {
 		return 0
 	}
 	if v >= vocab.ABIScopes {
-		if errata, err := ll.LandlockGetErrata(); err != nil || errata&erratumSignalScoping == 0 {
+		if errata, err := ll.LandlockGetErrata(); err != nil || errata&vocab.ErratumSignalScoping == 0 {
 			v = vocab.ABIScopes - 1
 		}
 	}
 	return v
 }
-
-// erratumSignalScoping is the bit of LANDLOCK_CREATE_RULESET_ERRATA set by
-// a kernel whose signal scoping lets the threads of one process signal each
-// other (erratum 2 of ABI 6).
-const erratumSignalScoping = 1 << 1
 
 // Seccomp reports whether the kernel has seccomp (PR_GET_SECCOMP answers
 // EINVAL when it does not).

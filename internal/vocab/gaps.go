@@ -69,8 +69,7 @@ func LandlockGaps(abi int, s Spec) []Gap {
 	gaps = append(gaps, LandlockKernelGaps(abi, s)...)
 	gaps = append(gaps, AllowNetworkGaps(s)...)
 	gaps = append(gaps, LandlockPortGap(s)...)
-	gaps = append(gaps, Gap{AreaIPC, "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"})
-	gaps = append(gaps, LandlockProcGap)
+	gaps = append(gaps, LandlockUnclosedGaps...)
 	if len(s.DenyRead) > 0 {
 		gaps = append(gaps, LandlockDenyReadMetadataGap)
 	}
@@ -88,11 +87,24 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // The landlock runner's gaps that no Landlock ABI up to 7 closes, on every
 // wrap (the deny-read one when the policy denies reads).
 var (
+	// LandlockIPCGap: no IPC namespace.
+	LandlockIPCGap = Gap{AreaIPC, "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"}
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{AreaProc, "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
 	LandlockDenyReadMetadataGap = Gap{AreaFS, "deny-read paths can still be looked up and listed: their names, sizes and times (stat, ls -l of the parent, ls of a denied directory), and inotify watches on them, which report the names of files opened, created and changed there (landlock confines opens, not lookups; needs the namespaces runner)"}
 )
+
+// LandlockUnclosedGaps are the gaps of every landlock wrap, whatever the
+// kernel and the policy: so a landlock launcher asked for full enforcement
+// always refuses, naming at least these.
+var LandlockUnclosedGaps = []Gap{LandlockIPCGap, LandlockProcGap}
+
+// ErratumSignalScoping is the bit of LANDLOCK_CREATE_RULESET_ERRATA a
+// kernel sets once its signal scoping no longer lets the threads of one
+// process signal each other (erratum 2 of ABI 6). Without it, the
+// effective ABI is one below ABIScopes, as go-landlock reads it.
+const ErratumSignalScoping = 1 << 1
 
 // LandlockKernelGaps returns only the gaps that come from the kernel's
 // Landlock ABI: the ones the launcher announces with its notice line.

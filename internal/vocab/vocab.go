@@ -37,6 +37,13 @@
 //	          filter from the one Go definition, package seccompfilter; it
 //	          travels with the spec it was compiled for, and both launchers
 //	          refuse to run without it)
+//	-abi N    the Landlock ABI the provider planned the landlock launcher
+//	          for (hostinfo's level: one below ABIScopes on a kernel whose
+//	          signal scoping erratum is unfixed); the landlock launcher
+//	          refuses a kernel that says otherwise
+//	-notice TEXT the gaps the landlock launcher announces on stderr after
+//	          NoticePrefix (JoinGaps of LandlockKernelGaps, one line), so
+//	          both launchers print exactly the line the provider excludes
 //	-full     refuse partial enforcement (fatal instead of a notice)
 //	-probe    probe mode: confine, prove a denied and an allowed write, report
 //
@@ -57,7 +64,7 @@ import (
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/5"
+const Version = "sandbox-local/6"
 
 // BridgeHello starts the message in which the namespaces launcher hands
 // the provider its loopback listeners (-bridge): one seqpacket message,
@@ -167,6 +174,14 @@ type Spec struct {
 	// Seccomp is the compiled seccomp program, in hex, that the launcher
 	// loads (package seccompfilter compiles it in the provider).
 	Seccomp string
+	// LandlockABI is the Landlock ABI the provider planned the landlock
+	// launcher for (hostinfo.LandlockABI); 0 when not set. The landlock
+	// launcher requires it and refuses a kernel that reports another.
+	LandlockABI int
+	// Notice is what the landlock launcher announces after NoticePrefix:
+	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
+	// there is nothing to announce.
+	Notice string
 	// Argv is the command and its arguments; empty only in probe mode.
 	Argv []string
 }
@@ -246,6 +261,12 @@ func Encode(name string, s Spec) ([]string, error) {
 	if s.Seccomp != "" {
 		args = append(args, "-seccomp", s.Seccomp)
 	}
+	if s.LandlockABI > 0 {
+		args = append(args, "-abi", strconv.Itoa(s.LandlockABI))
+	}
+	if s.Notice != "" {
+		args = append(args, "-notice", s.Notice)
+	}
 	args = append(args, "--")
 	args = append(args, s.Argv...)
 	if len(args)-1 > MaxArgs {
@@ -280,7 +301,7 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge":
+		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge", "-abi", "-notice":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -350,6 +371,23 @@ func Decode(args []string) (Spec, error) {
 				return s, fmt.Errorf("%w: -bridge: empty path", ErrMalformed)
 			}
 			s.Bridge = val
+		case "-abi":
+			if s.LandlockABI != 0 {
+				return s, fmt.Errorf("%w: -abi given twice", ErrMalformed)
+			}
+			abi, ok := parseABI(val)
+			if !ok {
+				return s, fmt.Errorf("%w: -abi %q: want a Landlock ABI, 1 to %d, in decimal without leading zeros", ErrMalformed, clip(val), MaxABI)
+			}
+			s.LandlockABI = abi
+		case "-notice":
+			if s.Notice != "" {
+				return s, fmt.Errorf("%w: -notice given twice", ErrMalformed)
+			}
+			if val == "" {
+				return s, fmt.Errorf("%w: -notice: empty", ErrMalformed)
+			}
+			s.Notice = val
 		case "-full":
 			s.RequireFull = true
 		case "-probe":
@@ -436,6 +474,12 @@ func (s Spec) validate() error {
 			return fmt.Errorf("%w: port %d out of range", ErrMalformed, port)
 		}
 	}
+	if s.LandlockABI < 0 || s.LandlockABI > MaxABI {
+		return fmt.Errorf("%w: Landlock ABI %d out of range", ErrMalformed, s.LandlockABI)
+	}
+	if !plainLine(s.Notice) {
+		return fmt.Errorf("%w: -notice holds a control character", ErrMalformed)
+	}
 	if s.Seccomp != "" && !validProgram(s.Seccomp) {
 		return fmt.Errorf("%w: seccomp program is not hex instructions", ErrMalformed)
 	}
@@ -455,8 +499,12 @@ func (s Spec) validate() error {
 
 // parsePort parses a port in the one form Encode writes (and the C
 // decoder accepts): decimal, no sign, no leading zero, 1 to 65535.
-func parsePort(v string) (int, bool) {
-	if v == "" || len(v) > 5 || v[0] == '0' {
+func parsePort(v string) (int, bool) { return parseDecimal(v, 65535) }
+
+// parseDecimal parses the one form Encode writes numbers in (and the C
+// decoder accepts): decimal, no sign, no leading zero, 1 to max.
+func parseDecimal(v string, max int) (int, bool) {
+	if v == "" || len(v) > len(strconv.Itoa(max)) || v[0] == '0' {
 		return 0, false
 	}
 	n := 0
@@ -466,7 +514,25 @@ func parsePort(v string) (int, bool) {
 		}
 		n = n*10 + int(c-'0')
 	}
-	return n, n <= 65535
+	return n, n <= max
+}
+
+// MaxABI bounds the Landlock ABI -abi may carry: a kernel's answer, kept
+// small so the launchers' decoders agree on every value.
+const MaxABI = 99
+
+// parseABI parses -abi: decimal, no sign, no leading zero, 1 to MaxABI.
+func parseABI(v string) (int, bool) { return parseDecimal(v, MaxABI) }
+
+// plainLine reports whether s holds no ASCII control character (the C
+// decoder's same test; the provider's text has been through OneLine).
+func plainLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // validProgram reports whether h is a non-empty hex BPF program: lowercase

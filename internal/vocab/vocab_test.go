@@ -24,6 +24,8 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		{Token: tok, UnixSockets: []string{"/run/user/1000/ssh-agent.sock", "/tmp/-u"}, Argv: []string{"-u", "/x"}},
 		{Token: tok, Proxied: true, Ports: []int{41234, 5432}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"curl"}},
 		{Token: tok, Ports: []int{5432}, Argv: []string{"psql"}},
+		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 ... -- -w; ünïcode", Argv: []string{"true"}},
+		{Token: tok, LandlockABI: 99, Argv: []string{"true"}},
 	}
 	for i, s := range cases {
 		args, err := Encode(LandlockRun, s)
@@ -88,6 +90,16 @@ func TestDecodeRejects(t *testing.T) {
 		"bridge, no port":    {Version, "-net", "deny", "-bridge", "/b", "--", "true"},
 		"relative bridge":    {Version, "-net", "deny", "-port", "80", "-bridge", "b", "--", "true"},
 		"bridge twice":       {Version, "-net", "deny", "-port", "80", "-bridge", "/b", "-bridge", "/c", "--", "true"},
+		"abi zero":           {Version, "-net", "deny", "-abi", "0", "--", "true"},
+		"abi too large":      {Version, "-net", "deny", "-abi", "100", "--", "true"},
+		"abi leading zero":   {Version, "-net", "deny", "-abi", "07", "--", "true"},
+		"abi not a number":   {Version, "-net", "deny", "-abi", "7a", "--", "true"},
+		"abi twice":          {Version, "-net", "deny", "-abi", "7", "-abi", "7", "--", "true"},
+		"abi no value":       {Version, "-net", "deny", "-abi"},
+		"empty notice":       {Version, "-net", "deny", "-notice", "", "--", "true"},
+		"notice newline":     {Version, "-net", "deny", "-notice", "a\nlandlock-run: fatal: x", "--", "true"},
+		"notice escape":      {Version, "-net", "deny", "-notice", "a\x1b[2J", "--", "true"},
+		"notice twice":       {Version, "-net", "deny", "-notice", "a", "-notice", "b", "--", "true"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,7 @@
+//go:build linux && cgo && !sandbox_gosupervisor
+
+package integration
+
+// landlockInC: this build's landlock-run is C from its constructor to the
+// exec (launcher/landlock_run_linux.c); no Go of the consumer runs in it.
+const landlockInC = true

@@ -1,0 +1,8 @@
+//go:build linux && (!cgo || sandbox_gosupervisor)
+
+package integration
+
+// landlockInC: this build's landlock-run is the Go chain
+// (launcher/landlock_chain_linux.go), which runs the consumer's main up to
+// launcher.Init.
+const landlockInC = false
