@@ -205,6 +205,33 @@ func TestOddConsumerSignalState(t *testing.T) {
 	})
 }
 
+// TestDuplicateEnvReachesTheCommandOnce: a name the launcher was given
+// twice reaches the command once, with its first value, as the Go
+// launcher's os.Environ and getenv(3) read it; positive control: without
+// the duplicate, the one value arrives.
+func TestDuplicateEnvReachesTheCommandOnce(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		show := []string{"/bin/sh", "-c", `tr '\000' '\n' < /proc/$$/environ | grep '^SBX_DUP='`}
+		for _, c := range []struct{ state, want string }{
+			{"duplicate-env", "SBX_DUP=first"},
+			{"none", ""},
+		} {
+			w := s.wrap(s.policy(), show...)
+			if c.state == "none" {
+				w.Env = append(w.Env, "SBX_DUP=only")
+				c.want = "SBX_DUP=only"
+			}
+			r := s.spawn(w, func(cmd *exec.Cmd) {
+				cmd.Path = self(t)
+				cmd.Args = append([]string{self(t), toolArg, "exec-with", c.state, w.Path}, w.Args...)
+			})
+			if got := strings.TrimSpace(r.stdout); got != c.want {
+				t.Errorf("%s: the command's SBX_DUP entries %q (exit %d, stderr %q), want %q", c.state, got, r.code, r.stderr, c.want)
+			}
+		}
+	})
+}
+
 // TestFatalLineIsOneLine: a path with a newline in the launcher's reason
 // cannot split the fatal line (and so cannot forge a second one).
 func TestFatalLineIsOneLine(t *testing.T) {

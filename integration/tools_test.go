@@ -271,6 +271,10 @@ func toolVerb(args []string) string {
 			var set unix.Sigset_t
 			set.Val[0] = 1<<(uint(syscall.SIGTERM)-1) | 1<<(uint(syscall.SIGINT)-1)
 			unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil)
+		case "duplicate-env":
+			// A name given twice, as only a hand-built execve gives it
+			// (os/exec keeps one of each).
+			return result(syscall.Exec(arg(2), args[3:], append(os.Environ(), "SBX_DUP=first", "SBX_DUP=second")))
 		}
 		return result(syscall.Exec(arg(2), args[3:], os.Environ()))
 	case "sigstate":

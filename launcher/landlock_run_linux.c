@@ -270,18 +270,27 @@ static void add_grant(int rfd, const struct sbx_ll_grant *g, uint64_t rights) {
 
 // ---- the steps ----
 
-// effective_abi is the kernel's Landlock ABI as hostinfo.LandlockABI reads
-// it: one below the signal scope's level while its erratum is unfixed.
-static int effective_abi(void) {
+// kernel_abi is the Landlock ABI the kernel states, 0 without Landlock.
+static int kernel_abi(void) {
 	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, SBX_LANDLOCK_CREATE_RULESET_VERSION);
-	if (v < 0)
-		return 0;
+	return v < 0 ? 0 : (int)v;
+}
+
+// effective_abi is the kernel's Landlock ABI v as hostinfo.LandlockABI reads
+// it: one below the signal scope's level while its erratum is unfixed. It
+// is what the provider planned with (-abi) and what the notice speaks of;
+// the ruleset itself is built for the kernel's own level, as go-landlock's
+// best effort builds the Go launcher's: a kernel with the erratum unfixed
+// still scopes signals between processes (the erratum is about threads of
+// one process) and abstract UNIX sockets (no erratum at all), more than
+// the report promises, never less.
+static int effective_abi(int v) {
 	if (v >= SBX_ABI_SCOPES) {
 		long errata = syscall(SYS_landlock_create_ruleset, NULL, 0, SBX_LANDLOCK_CREATE_RULESET_ERRATA);
 		if (errata < 0 || !(errata & SBX_ERRATUM_SIGNAL_SCOPING))
 			v = SBX_ABI_SCOPES - 1;
 	}
-	return (int)v;
+	return v;
 }
 
 // std_ptys lists the /dev/pts terminals behind stdin, stdout and stderr:
@@ -301,7 +310,8 @@ static int std_ptys(char **out) {
 	return n;
 }
 
-// confine builds the ruleset for s on a kernel of Landlock ABI abi and
+// confine builds the ruleset for s on a kernel of Landlock ABI abi (its
+// own level: effective_abi says why) and
 // enforces it on this process: every filesystem right handled (so all that
 // is not granted is denied); TCP bind and connect handled under network
 // deny, connect allowed only to s's ports; signals always scoped, abstract
@@ -372,7 +382,7 @@ void sbx_landlock_run(int argc, char **argv) {
 	char err[256];
 	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
 		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
-	int abi = effective_abi();
+	int kernel = kernel_abi(), abi = effective_abi(kernel);
 	if (abi < 1)
 		sbx_fatal(sbx_token, "the kernel has no Landlock");
 	if (s.abi == 0)
@@ -393,7 +403,7 @@ void sbx_landlock_run(int argc, char **argv) {
 		close(fd);
 	}
 	sbx_leave_terminal();
-	confine(&s, abi);
+	confine(&s, kernel);
 	sbx_drop_capabilities(0);
 	sbx_close_extra_fds();
 	hand_over(sbx_load_seccomp(s.seccomp, 1, 0));

@@ -203,4 +203,17 @@ void sbx_release_env(void) {
 	for (char **e = environ; *e; e++)
 		if (strncmp(*e, SBX_HELD_ENV_PREFIX, n) == 0)
 			*e += n;
+	// A name given twice reaches the command once, its first value (as Go's
+	// os.Environ and glibc's getenv read it): no later entry shadows or
+	// unshadows what the first says.
+	char **out = environ;
+	for (char **e = environ; *e; e++) {
+		size_t key = strcspn(*e, "=");
+		int seen = 0;
+		for (char **k = environ; k < out && !seen; k++)
+			seen = strncmp(*k, *e, key + 1) == 0;
+		if (!seen)
+			*out++ = *e;
+	}
+	*out = NULL;
 }

@@ -16,9 +16,10 @@ const HeldEnvPrefix = "SANDBOX_LOCAL_ENV_"
 // variables it ignores for a setuid program (UNSECURE_ENVVARS: they make
 // the dynamic loader or libc load code, read or write files the variable
 // names), but for TMPDIR, which the wrap sets itself; and the Go runtime's
-// own settings, read when the landlock launcher's runtime starts.
-// GOMAXPROCS is not held: landlock-run starts its runtime with
-// GOMAXPROCS=1 unless the caller set it (landlock_start_linux.c).
+// own settings, read where a launcher's Go runtime starts (the landlock Go
+// chain: a build without cgo; the C launchers start none). GOMAXPROCS is
+// not held: the Go chain starts its stages with GOMAXPROCS=1 unless the
+// caller set it (launcher/landlock_chain_linux.go).
 var HeldEnvNames = []string{
 	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
 	"NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
