@@ -98,8 +98,8 @@ static void walk(const struct spec *s, struct sbx_ll_plan *p, const char *path, 
 		add(p, path, SBX_LL_READ_ALL, 1, SBX_LL_WALKED);
 		return;
 	}
-	// An ancestor of a denied path is listable (ls ~ with ~/.ssh denied);
-	// a denied path's own ancestors that are themselves denied are not.
+	// An ancestor of a denied path is listable (ls ~ with ~/.ssh denied),
+	// unless it is denied itself (a denied ~ above a denied ~/.ssh).
 	if (!listed(s->deny, s->ndeny, path))
 		add(p, path, SBX_LL_READ_DIR, 1, SBX_LL_WALKED);
 	DIR *d = opendir(path);
