@@ -369,11 +369,19 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		if (mfd < 0) {
 			// pid 2 resumed pid 1 by exiting, not by exec: stage 2 failed
 			// before it mounted /proc (its signed fatal line is out), and
-			// pid 1 ends with its status, 125, not as a watch failure.
-			int st2;
-			if (waitpid(cmd, &st2, WNOHANG) == cmd)
-				_exit(WIFEXITED(st2) ? WEXITSTATUS(st2) : 128 + WTERMSIG(st2));
-			fprintf(stderr, "ns-run: cannot watch the sandbox's mounts: %s\n", strerror(errno));
+			// pid 1 ends with its status, 125, not as a watch failure. A
+			// child that shares its parent's memory resumes it as it
+			// exits, a moment before it can be reaped: so pid 1 looks for
+			// that status for up to 100 ms before it calls this a watch
+			// failure (seen in a container, where the bare check missed
+			// it and pid 1 ended 137).
+			int st2, e = errno;
+			for (int i = 0; i < 200; i++) {
+				if (waitpid(cmd, &st2, WNOHANG) == cmd)
+					_exit(WIFEXITED(st2) ? WEXITSTATUS(st2) : 128 + WTERMSIG(st2));
+				usleep(500);
+			}
+			fprintf(stderr, "ns-run: cannot watch the sandbox's mounts: %s\n", strerror(e));
 			kill(-1, SIGKILL);
 			_exit(128 + SIGKILL);
 		}
