@@ -7,7 +7,8 @@
 // landlock_rules.go) step for step, and that one still runs in a build
 // without cgo, and with the tag sandbox_gosupervisor:
 //
-//   1. decode the arguments (ns_decode_linux.c, held to internal/vocab);
+//   1. decode the arguments (ns_decode_linux.c, held to internal/vocab),
+//      once, in the constructor, before the supervisor forks;
 //   2. check: the kernel's Landlock ABI, read as go-landlock and the
 //      provider read it (the signal scoping erratum), must be the one the
 //      provider planned for (-abi), so the notice it prints (-notice) and
@@ -48,10 +49,6 @@
 #include "seal_linux.h"
 #include "shared_linux.h"
 #include "supervise_linux.h"
-
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 
 // ---- the plan (planFS) ----
 
@@ -186,10 +183,6 @@ void sbx_ll_free_plan(struct sbx_ll_plan *p) {
 
 // ---- opening a grant's path ----
 
-struct ll_open_how {
-	uint64_t flags, mode, resolve;
-};
-
 // open_by_components is open_strict without openat2 (a container's seccomp
 // profile older than the call): each component is opened with O_NOFOLLOW
 // beneath the one before, so no symlink is followed and nothing is looked
@@ -221,17 +214,13 @@ static int open_by_components(const char *path, int flags) {
 }
 
 // open_strict opens the absolute, clean path as an O_PATH descriptor
-// without following a symlink in any component (ELOOP when there is one).
+// without following a symlink in any component (ELOOP when there is one):
+// sbx_open_strict, or open_by_components where openat2 is refused.
 static int open_strict(const char *path, int flags) {
-	struct ll_open_how how = {.flags = O_PATH | O_CLOEXEC | flags, .resolve = 0x04 /* NO_SYMLINKS */ | 0x02 /* NO_MAGICLINKS */};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	int fd = sbx_open_strict(AT_FDCWD, path, flags, 0);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		return open_by_components(path, flags);
 	return fd;
-}
-
-static const char *swapped_or(int e) {
-	return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e);
 }
 
 // add_grant adds g to the ruleset from a descriptor opened as its class
@@ -241,7 +230,7 @@ static void add_grant(int rfd, const struct sbx_ll_grant *g, uint64_t rights) {
 	int fd = g->class == SBX_LL_DEVICE ? open(g->path, O_PATH | O_CLOEXEC) : open_strict(g->path, 0);
 	if (fd < 0) {
 		if (g->class == SBX_LL_ROOT)
-			sbx_fatal(sbx_token, "landlock ruleset: writable root %s: %s", g->path, swapped_or(errno));
+			sbx_fatal(sbx_token, "landlock ruleset: writable root %s: %s", g->path, sbx_swapped_or(errno));
 		if (errno == ENOENT || errno == ENOTDIR || (g->class != SBX_LL_DEVICE && errno == ELOOP))
 			return;
 		sbx_fatal(sbx_token, "landlock ruleset: open %s: %s", g->path, strerror(errno));
@@ -362,56 +351,40 @@ static void hand_over(int listener) {
 	int sock = sbx_landlock_notify_sock();
 	if (sock < 0)
 		sbx_fatal(sbx_token, "no supervisor to hand the seccomp listener to");
-	char b = 1, ctl[CMSG_SPACE(sizeof(int))];
-	memset(ctl, 0, sizeof ctl);
-	struct iovec iov = {&b, 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listener, sizeof listener);
-	if (sendmsg(sock, &m, 0) != 1)
-		sbx_fatal(sbx_token, "hand the seccomp listener to the supervisor: %s", strerror(errno));
-	close(sock);
-	close(listener);
+	sbx_send_fd(sock, listener, "hand the seccomp listener to the supervisor");
 }
 
-void sbx_landlock_run(int argc, char **argv) {
-	struct spec s;
-	char err[256];
-	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
-		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
+void sbx_landlock_run(const struct spec *s) {
 	int kernel = kernel_abi(), abi = effective_abi(kernel);
 	if (abi < 1)
 		sbx_fatal(sbx_token, "the kernel has no Landlock");
-	if (s.abi == 0)
+	if (s->abi == 0)
 		sbx_fatal(sbx_token, "no Landlock ABI in the arguments (-abi)");
-	if (s.abi != abi)
-		sbx_fatal(sbx_token, "the provider planned for Landlock ABI %d, the kernel reports %d", s.abi, abi);
-	if (s.require_full)
+	if (s->abi != abi)
+		sbx_fatal(sbx_token, "the provider planned for Landlock ABI %d, the kernel reports %d", s->abi, abi);
+	if (s->require_full)
 		// The kernel's gaps the provider found (-notice), then the ones of
 		// every landlock wrap: never an empty list.
-		sbx_fatal(sbx_token, "full enforcement required, but: %s%s%s", s.notice ? s.notice : "", s.notice ? "; " : "",
+		sbx_fatal(sbx_token, "full enforcement required, but: %s%s%s", s->notice ? s->notice : "", s->notice ? "; " : "",
 		          SBX_LANDLOCK_UNCLOSED_GAPS);
-	if (!s.seccomp)
+	if (!s->seccomp)
 		sbx_fatal(sbx_token, "no seccomp program in the arguments (-seccomp)");
-	if (s.dir) {
-		int fd = open_strict(s.dir, O_DIRECTORY);
+	if (s->dir) {
+		int fd = open_strict(s->dir, O_DIRECTORY);
 		if (fd < 0 || fchdir(fd) < 0)
-			sbx_fatal(sbx_token, "chdir %s: %s", s.dir, swapped_or(errno));
+			sbx_fatal(sbx_token, "chdir %s: %s", s->dir, sbx_swapped_or(errno));
 		close(fd);
 	}
 	sbx_leave_terminal();
-	confine(&s, kernel);
+	confine(s, kernel);
 	sbx_drop_capabilities(0);
 	sbx_close_extra_fds();
-	hand_over(sbx_load_seccomp(s.seccomp, 1, 0));
-	if (s.probe)
-		sbx_probe(&s, 1);
-	if (s.notice)
-		fprintf(stderr, "%s%s\n", SBX_LANDLOCK_NOTICE_PREFIX, s.notice);
+	hand_over(sbx_load_seccomp(s->seccomp, 1, 0));
+	if (s->probe)
+		sbx_probe(s, 1);
+	if (s->notice)
+		fprintf(stderr, "%s%s\n", SBX_LANDLOCK_NOTICE_PREFIX, s->notice);
 	sbx_reset_signals();
 	sbx_release_env();
-	sbx_exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
+	sbx_exec_command(s->cmd); // cmd ends at argv[argc], which is NULL
 }

@@ -43,10 +43,10 @@ void sbx_ll_make_plan(const struct spec *s, char **ptys, int nptys, struct sbx_l
 void sbx_ll_free_plan(struct sbx_ll_plan *p);
 
 // sbx_landlock_run is landlock-run in the process its supervisor forked
-// (supervise_linux.c): decode, check, confine (Landlock, capabilities,
+// (supervise_linux.c), on the arguments the constructor decoded: check, confine (Landlock, capabilities,
 // descriptors, seccomp with its listener handed to the supervisor), and
 // exec the command in place. Every failure before exec is fatal: one
 // signed line, exit 125.
-void sbx_landlock_run(int argc, char **argv) __attribute__((noreturn));
+void sbx_landlock_run(const struct spec *s) __attribute__((noreturn));
 
 #endif

@@ -41,8 +41,15 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 		return;
 	sbx_name = SBX_LANDLOCK_RUN;
 	take_token();
-	sbx_landlock_supervise(sbx_token, argc, argv);
-	sbx_landlock_run(argc, argv);
+	// Decoded once, before the forks: the supervisor takes its roots from
+	// it, the launcher everything else. Malformed arguments end the launch
+	// here, before any process of the sandbox exists.
+	static struct spec s;
+	char err[256];
+	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
+		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
+	sbx_landlock_supervise(sbx_token, &s);
+	sbx_landlock_run(&s);
 #else
 	(void)argc;
 	(void)argv;

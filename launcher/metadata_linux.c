@@ -65,19 +65,15 @@
 static char **meta_roots;
 static int meta_nroots;
 
-void sbx_meta_roots(int argc, char **argv) {
-	static struct spec s;
-	char err[256];
-	if (argc < 2 || sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
-		return; // no roots: every call is refused (the launcher fails anyway)
-	int n = s.nwritable + (s.tempdir != NULL);
+void sbx_meta_roots(const struct spec *s) {
+	int n = s->nwritable + (s->tempdir != NULL);
 	meta_roots = calloc((size_t)n + 1, sizeof *meta_roots);
 	if (meta_roots == NULL)
 		return;
-	for (int i = 0; i < s.nwritable; i++)
-		meta_roots[meta_nroots++] = s.writable[i];
-	if (s.tempdir != NULL)
-		meta_roots[meta_nroots++] = s.tempdir;
+	for (int i = 0; i < s->nwritable; i++)
+		meta_roots[meta_nroots++] = s->writable[i];
+	if (s->tempdir != NULL)
+		meta_roots[meta_nroots++] = s->tempdir;
 }
 
 // beneath reports whether path is one of the roots or below one.

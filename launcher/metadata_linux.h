@@ -3,10 +3,12 @@
 #ifndef SBX_METADATA_LINUX_H
 #define SBX_METADATA_LINUX_H
 
+#include "spec_linux.h"
+
 // sbx_meta_roots takes the writable roots and the temp dir from the
-// launcher's argv (argv[0] is "landlock-run"); with none, every call is
-// refused.
-void sbx_meta_roots(int argc, char **argv);
+// launcher's decoded arguments (s must outlive the supervisor); with none,
+// every call is refused.
+void sbx_meta_roots(const struct spec *s);
 
 // sbx_meta_answer reads one notification from the seccomp listener and
 // answers it: the call made beneath a writable root, or refused.

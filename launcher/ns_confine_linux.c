@@ -76,7 +76,7 @@ void ns_confine_unix_sockets(const struct spec *s) {
 		// Without symlinks, and only a socket: a path swapped for a link
 		// to another socket, or to a directory of them, would otherwise
 		// grant that (plan_unix_sockets).
-		int fd = ns_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
+		int fd = sbx_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
 		struct stat st;
 		if (fd < 0 && errno != ELOOP)
 			ns_resolve_failed("UNIX socket", s->unixsock[i]);
@@ -136,7 +136,7 @@ static int on_the_way(const struct spec *s, const struct sbx_plan *plan, const c
 // its empty mount): names are what the deny-read mount hides, files' contents
 // are what Landlock keeps.
 static void grant_siblings(int rfd, const struct spec *s, const struct sbx_plan *plan, const char *dir) {
-	int dfd = ns_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
+	int dfd = sbx_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
 	if (dfd < 0) {
 		// Not there (the deny-read path does not exist yet): nothing to
 		// grant in it, and whatever appears there later is not readable.

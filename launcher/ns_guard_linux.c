@@ -921,20 +921,4 @@ int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan) {
 // listener's queue until the guard reads them, and a guard that died
 // first leaves them failing (ENOSYS); one that is gone already fails the
 // send here.
-void ns_guard_hand_over(int sock, int listener) {
-	char b = 'l';
-	struct iovec iov = {&b, 1};
-	union {
-		struct cmsghdr h;
-		char room[CMSG_SPACE(sizeof(int))];
-	} cm;
-	memset(&cm, 0, sizeof cm);
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &listener, sizeof(int));
-	if (sendmsg(sock, &m, MSG_NOSIGNAL) != 1)
-		sbx_fatal(sbx_token, "guard: hand over the listener: %s", strerror(errno));
-	close(listener);
-	close(sock);
-}
+void ns_guard_hand_over(int sock, int listener) { sbx_send_fd(sock, listener, "guard: hand over the listener"); }

@@ -107,7 +107,7 @@ static int set_attr_fd(int fd, int recursive, uint64_t set, uint64_t clr) {
 // writable root).
 static void make_mount_point(int newroot, const struct layer *l) {
 	char *rel = sbx_xstrdup(l->path + 1);
-	int dfd = ns_open_strict(newroot, ".", O_DIRECTORY, 1);
+	int dfd = sbx_open_strict(newroot, ".", O_DIRECTORY, 1);
 	char *name = rel;
 	for (char *slash; dfd >= 0; name = slash + 1) {
 		slash = strchr(name, '/');
@@ -125,13 +125,13 @@ static void make_mount_point(int newroot, const struct layer *l) {
 		}
 		if (last)
 			break;
-		int next = ns_open_strict(dfd, name, O_DIRECTORY, 1), e = errno;
+		int next = sbx_open_strict(dfd, name, O_DIRECTORY, 1), e = errno;
 		close(dfd);
 		dfd = next;
 		errno = e;
 	}
 	if (dfd < 0)
-		sbx_fatal(sbx_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "mount point %s: %s", l->path, sbx_swapped_or(errno));
 	close(dfd);
 	free(rel);
 }
@@ -140,14 +140,14 @@ static void make_mount_point(int newroot, const struct layer *l) {
 // a symlink, and checks it is what was planned.
 static int open_mount_point(int newroot, const struct layer *l) {
 	const char *rel = *(l->path + 1) ? l->path + 1 : ".";
-	int fd = ns_open_strict(newroot, rel, 0, 1);
+	int fd = sbx_open_strict(newroot, rel, 0, 1);
 	if (fd < 0 && errno == ENOENT && (l->kind == LAYER_WRITABLE || l->kind == LAYER_DENY || l->kind == LAYER_SOCKET)) {
 		make_mount_point(newroot, l);
-		fd = ns_open_strict(newroot, rel, 0, 1);
+		fd = sbx_open_strict(newroot, rel, 0, 1);
 	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
-		sbx_fatal(sbx_token, "mount point %s: %s", l->path, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "mount point %s: %s", l->path, sbx_swapped_or(errno));
 	if (!S_ISDIR(st.st_mode) != !l->isdir)
 		sbx_fatal(sbx_token, "mount point %s changed type during the launch", l->path);
 	if ((l->kind == LAYER_RO || l->kind == LAYER_PIN) && (st.st_dev != l->dev || st.st_ino != l->ino))
@@ -271,7 +271,7 @@ void ns_build_root(struct sbx_plan *p) {
 	setup_dev();
 	sbx_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
 	         NULL);
-	int newroot = ns_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
+	int newroot = sbx_open_strict(AT_FDCWD, NEWROOT, O_DIRECTORY, 0);
 	sbx_must(newroot, "open the new root", NULL);
 	sbx_ns_watch = calloc(p->nlayers ? p->nlayers : 1, sizeof *sbx_ns_watch);
 	if (!sbx_ns_watch)
@@ -298,8 +298,8 @@ void ns_build_root(struct sbx_plan *p) {
 // a symlink on its path now is fatal, so the command never starts in a
 // directory another sandbox chose for it.
 void ns_enter_dir(const char *dir) {
-	int fd = ns_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
+	int fd = sbx_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
 	if (fd < 0 || fchdir(fd) < 0)
-		sbx_fatal(sbx_token, "chdir %s inside the sandbox: %s", dir, ns_swapped_or(errno));
+		sbx_fatal(sbx_token, "chdir %s inside the sandbox: %s", dir, sbx_swapped_or(errno));
 	close(fd);
 }

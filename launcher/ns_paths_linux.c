@@ -71,16 +71,3 @@ void ns_resolve_failed(const char *what, const char *p) {
 	if (ns_resolve_error(what, p, err, sizeof err) < 0)
 		sbx_fatal(sbx_token, "%s", err);
 }
-
-// open_strict opens path (relative to dirfd; beneath it when beneath is
-// set) as an O_PATH descriptor without following a symlink in any
-// component: ELOOP when one is there.
-int ns_open_strict(int dirfd, const char *path, int flags, int beneath) {
-	struct sbx_open_how how = {.flags = O_PATH | O_CLOEXEC | flags,
-	                           .resolve =
-	                                   SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS | (beneath ? SBX_RESOLVE_BENEATH : 0)};
-	return syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-}
-
-// swapped_or is the reason to give for a failed strict open.
-const char *ns_swapped_or(int e) { return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e); }

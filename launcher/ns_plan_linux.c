@@ -100,7 +100,7 @@ static const char *deepest_root(const struct spec *s, const char *p) {
 static int plan_unix_sockets(const struct spec *s, struct sbx_plan *p) {
 	struct stat st;
 	for (int i = 0; i < s->nunixsock; i++) {
-		int fd = ns_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
+		int fd = sbx_open_strict(AT_FDCWD, s->unixsock[i], 0, 0);
 		if (fd < 0 && errno != ELOOP && resolve_failed(p, "UNIX socket", s->unixsock[i]) < 0)
 			return -1;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
@@ -174,9 +174,9 @@ static int plan_pins(struct sbx_plan *p, const char *root, const char *path) {
 		*slash = 0;
 		if (!sbx_within(d, root) || !strcmp(d, root))
 			break;
-		int fd = ns_open_strict(AT_FDCWD, d, O_DIRECTORY, 0);
+		int fd = sbx_open_strict(AT_FDCWD, d, O_DIRECTORY, 0);
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			rc = refuse(p, "plan the mounts: pin %s: %s", d, ns_swapped_or(errno));
+			rc = refuse(p, "plan the mounts: pin %s: %s", d, sbx_swapped_or(errno));
 			if (fd >= 0)
 				close(fd);
 			break;
@@ -201,9 +201,9 @@ static int plan_guard(const struct spec *s, struct sbx_plan *p, const char *path
 	const char *root = deepest_root(s, path);
 	if (!root || !strcmp(root, path))
 		return 0; // outside the writable roots all is read-only already
-	int dfd = ns_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
+	int dfd = sbx_open_strict(AT_FDCWD, root, O_DIRECTORY, 0);
 	if (dfd < 0)
-		return refuse(p, "plan the guard: writable root %s: %s", root, ns_swapped_or(errno));
+		return refuse(p, "plan the guard: writable root %s: %s", root, sbx_swapped_or(errno));
 	char *rest = sbx_xstrdup(path + strlen(root));
 	char *upto = sbx_xstrdup(path); // path up to the component at hand
 	size_t at = strcmp(root, "/") ? strlen(root) : 0;
@@ -277,10 +277,10 @@ static int plan_read_only(const struct spec *s, struct sbx_plan *p, const char *
 	char *dir = sbx_xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	*slash = 0;
-	int dfd = ns_open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
+	int dfd = sbx_open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
 	if (dfd < 0 && errno == ELOOP) {
 		free(dir);
-		return refuse(p, "plan the mounts: read-only subpath %s: %s", path, ns_swapped_or(ELOOP));
+		return refuse(p, "plan the mounts: read-only subpath %s: %s", path, sbx_swapped_or(ELOOP));
 	}
 	int fd = dfd < 0 ? -1 : openat(dfd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	int rc = fd < 0 ? resolve_failed(p, "read-only subpath", path) : 0;
@@ -316,9 +316,9 @@ static int plan_read_only(const struct spec *s, struct sbx_plan *p, const char *
 		real = realpath(path, NULL);
 		if (!real)
 			return resolve_failed(p, "the target of read-only subpath", path); // dangling
-		fd = ns_open_strict(AT_FDCWD, real, 0, 0);
+		fd = sbx_open_strict(AT_FDCWD, real, 0, 0);
 		if (fd < 0 && errno == ELOOP) {
-			rc = refuse(p, "plan the mounts: the target %s of read-only subpath %s: %s", real, path, ns_swapped_or(ELOOP));
+			rc = refuse(p, "plan the mounts: the target %s of read-only subpath %s: %s", real, path, sbx_swapped_or(ELOOP));
 			free(real);
 			return rc;
 		}
@@ -389,9 +389,9 @@ int ns_plan(const struct spec *s, struct sbx_plan *p) {
 		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
 		if (!w)
 			continue;
-		int fd = ns_open_strict(AT_FDCWD, w, O_DIRECTORY, 0);
+		int fd = sbx_open_strict(AT_FDCWD, w, O_DIRECTORY, 0);
 		if (fd < 0)
-			return refuse(p, "plan the mounts: writable root %s: %s", w, ns_swapped_or(errno));
+			return refuse(p, "plan the mounts: writable root %s: %s", w, sbx_swapped_or(errno));
 		add_layer(p, LAYER_WRITABLE, w, 1, fd, NULL);
 	}
 	if (plan_deny_read(s, p) < 0)

@@ -10,9 +10,6 @@
 
 #include "ns_linux.h"
 
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
 #endif
@@ -28,20 +25,12 @@
 #ifndef SYS_fsmount
 #define SYS_fsmount 432
 #endif
-struct sbx_open_how {
-	uint64_t flags, mode, resolve;
-};
-#define SBX_RESOLVE_NO_MAGICLINKS 0x02
-#define SBX_RESOLVE_NO_SYMLINKS 0x04
-#define SBX_RESOLVE_BENEATH 0x08
 #define SBX_OPEN_TREE_CLONE 1
 #define SBX_MOVE_MOUNT_F_EMPTY_PATH 0x04
 #define SBX_MOVE_MOUNT_T_EMPTY_PATH 0x40
 #define SBX_FSCONFIG_SET_STRING 1
 #define SBX_FSCONFIG_CMD_CREATE 6
 
-int ns_open_strict(int dirfd, const char *path, int flags, int beneath);
-const char *ns_swapped_or(int e);
 int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen);
 void ns_resolve_failed(const char *what, const char *p);
 struct sbx_plan;

@@ -11,6 +11,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -35,6 +37,43 @@ char *sbx_xstrdup(const char *p) {
 	if (!c)
 		sbx_fatal(sbx_token, "out of memory");
 	return c;
+}
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+struct sbx_open_how {
+	uint64_t flags, mode, resolve;
+};
+#define SBX_RESOLVE_NO_MAGICLINKS 0x02
+#define SBX_RESOLVE_NO_SYMLINKS 0x04
+#define SBX_RESOLVE_BENEATH 0x08
+
+int sbx_open_strict(int dirfd, const char *path, int flags, int beneath) {
+	struct sbx_open_how how = {.flags = O_PATH | O_CLOEXEC | flags,
+	                           .resolve =
+	                                   SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_NO_MAGICLINKS | (beneath ? SBX_RESOLVE_BENEATH : 0)};
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+const char *sbx_swapped_or(int e) { return e == ELOOP ? "a component is a symlink now, it was not at wrap time" : strerror(e); }
+
+void sbx_send_fd(int sock, int fd, const char *what) {
+	char b = 'l';
+	struct iovec iov = {&b, 1};
+	union {
+		struct cmsghdr h;
+		char room[CMSG_SPACE(sizeof(int))];
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	if (sendmsg(sock, &m, MSG_NOSIGNAL) != 1)
+		sbx_fatal(sbx_token, "%s: %s", what, strerror(errno));
+	close(fd);
+	close(sock);
 }
 
 int sbx_valid_token(const char *t) {

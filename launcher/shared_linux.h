@@ -32,6 +32,19 @@ void sbx_must(int rc, const char *what, const char *path);
 // sbx_xstrdup is strdup, fatal when memory runs out.
 char *sbx_xstrdup(const char *p);
 
+// sbx_open_strict opens path (relative to dirfd; beneath it when beneath
+// is set) as an O_PATH descriptor with openat2, following no symlink in
+// any component: ELOOP when one is there.
+int sbx_open_strict(int dirfd, const char *path, int flags, int beneath);
+
+// sbx_swapped_or is the reason to give for a failed strict open.
+const char *sbx_swapped_or(int e);
+
+// sbx_send_fd hands fd over on the socket sock (one byte, fd in
+// SCM_RIGHTS), then closes both; what names the hand-over in the fatal
+// line when the send fails (the receiver gone).
+void sbx_send_fd(int sock, int fd, const char *what);
+
 // sbx_valid_token reports whether t is a wrap token (vocab.ValidToken).
 int sbx_valid_token(const char *t);
 

@@ -259,7 +259,7 @@ static void sv_relay(pid_t supervisor) {
 	sv_mirror(status);
 }
 
-void sbx_landlock_supervise(const char *token, int argc, char **argv) {
+void sbx_landlock_supervise(const char *token, const struct spec *s) {
 	sv_token = token;
 	sigset_t start_mask;
 	struct sigaction start_chld;
@@ -310,7 +310,7 @@ void sbx_landlock_supervise(const char *token, int argc, char **argv) {
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		sv_fatal("supervisor: socketpair: %s", strerror(errno));
-	sbx_meta_roots(argc, argv);
+	sbx_meta_roots(s);
 	pid_t self = getpid();
 	pid_t cmd = fork();
 	if (cmd < 0)
