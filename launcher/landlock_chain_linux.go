@@ -80,14 +80,12 @@ func stageEnv() []string {
 	return env
 }
 
-// startupToken removes what stageEnv added; no C start moved the token
-// here (see landlock_start_linux.go).
-func startupToken() (string, bool) {
+// undoStartEnv removes what stageEnv added.
+func undoStartEnv() {
 	if os.Getenv(maxprocsAdded) == "1" {
 		os.Unsetenv("GOMAXPROCS")
 	}
 	os.Unsetenv(maxprocsAdded)
-	return "", false
 }
 
 // supervised reports whether this launcher was started by the chain's

@@ -22,7 +22,7 @@ import (
 // with UNIX sockets allowed by path, the resolution of pathname UNIX
 // sockets (granted on exactly those paths by planFS). Best effort: on an older
 // ABI go-landlock drops what the kernel lacks, and the launcher says so
-// with its notice line (vocab.LandlockKernelGaps).
+// with the notice line the provider made (-notice: vocab.LandlockKernelGaps).
 func landlockConfig(s vocab.Spec) landlock.Config {
 	c := landlock.Config{
 		HandledAccessFS: landlock.AccessFSSet(llrights.HandledFS),

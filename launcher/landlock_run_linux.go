@@ -27,9 +27,7 @@ func landlockRun(args []string) {
 	// through execve from this thread.
 	runtime.LockOSThread()
 	token := takeToken()
-	if t, moved := startupToken(); moved {
-		token = t
-	}
+	undoStartEnv()
 	spec, err := vocab.Decode(args)
 	if err != nil {
 		fatal(name, token, "%v", err)

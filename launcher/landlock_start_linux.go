@@ -17,8 +17,8 @@ func landlockLaunchers() map[string]func() {
 	return map[string]func(){vocab.LandlockRun: func() { landlockRun(os.Args[1:]) }}
 }
 
-// startupToken: the C start moved no token for the Go launcher.
-func startupToken() (token string, ok bool) { return "", false }
+// undoStartEnv: nothing was added to the environment for the Go launcher.
+func undoStartEnv() {}
 
 // supervised: a Go landlock-run in a cgo build started without the C
 // start, and so without its supervisor.

@@ -49,7 +49,7 @@ func (l landlockRunner) complete(spec vocab.Spec) (vocab.Spec, error) {
 		return spec, err
 	}
 	spec.LandlockABI = l.abi()
-	spec.Notice = vocab.OneLine(vocab.JoinGaps(vocab.LandlockKernelGaps(spec.LandlockABI, spec)))
+	spec.Notice = vocab.NoticeText(vocab.LandlockKernelGaps(spec.LandlockABI, spec))
 	return spec, nil
 }
 

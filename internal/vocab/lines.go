@@ -64,15 +64,11 @@ func NoticePrefix(name string) string {
 	return name + ": notice: partial enforcement: "
 }
 
-// NoticeLine formats the exact notice line for these gaps, or "" when there
-// are none. Provider and launcher call it with the same gaps, so the
-// provider can exclude exactly this line when classifying.
-func NoticeLine(name string, gaps []Gap) string {
-	if len(gaps) == 0 {
-		return ""
-	}
-	return NoticePrefix(name) + OneLine(JoinGaps(gaps))
-}
+// NoticeText is what follows NoticePrefix in the notice line for these
+// gaps (one line), or "" when there are none. The provider makes it and
+// hands it to the landlock launcher (-notice), which prints it as it is,
+// so the provider can exclude exactly that line when classifying.
+func NoticeText(gaps []Gap) string { return OneLine(JoinGaps(gaps)) }
 
 // ProbeOKLine is what a launcher in probe mode prints on stdout when it
 // confined itself and proved the confinement.

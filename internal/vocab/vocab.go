@@ -312,13 +312,9 @@ func Decode(args []string) (Spec, error) {
 		case "-w":
 			s.Writable = append(s.Writable, val)
 		case "-t":
-			if s.TempDir != "" {
-				return s, fmt.Errorf("%w: -t given twice", ErrMalformed)
+			if err := setOnce(&s.TempDir, opt, val); err != nil {
+				return s, err
 			}
-			if val == "" {
-				return s, fmt.Errorf("%w: -t: empty path", ErrMalformed)
-			}
-			s.TempDir = val
 		case "-r":
 			s.ReadOnly = append(s.ReadOnly, val)
 		case "-g":
@@ -328,13 +324,9 @@ func Decode(args []string) (Spec, error) {
 		case "-u":
 			s.UnixSockets = append(s.UnixSockets, val)
 		case "-C":
-			if s.Dir != "" {
-				return s, fmt.Errorf("%w: -C given twice", ErrMalformed)
+			if err := setOnce(&s.Dir, opt, val); err != nil {
+				return s, err
 			}
-			if val == "" {
-				return s, fmt.Errorf("%w: -C: empty path", ErrMalformed)
-			}
-			s.Dir = val
 		case "-seccomp":
 			if s.Seccomp != "" {
 				return s, fmt.Errorf("%w: -seccomp given twice", ErrMalformed)
@@ -364,13 +356,9 @@ func Decode(args []string) (Spec, error) {
 			}
 			s.Ports = append(s.Ports, port)
 		case "-bridge":
-			if s.Bridge != "" {
-				return s, fmt.Errorf("%w: -bridge given twice", ErrMalformed)
+			if err := setOnce(&s.Bridge, opt, val); err != nil {
+				return s, err
 			}
-			if val == "" {
-				return s, fmt.Errorf("%w: -bridge: empty path", ErrMalformed)
-			}
-			s.Bridge = val
 		case "-abi":
 			if s.LandlockABI != 0 {
 				return s, fmt.Errorf("%w: -abi given twice", ErrMalformed)
@@ -381,13 +369,9 @@ func Decode(args []string) (Spec, error) {
 			}
 			s.LandlockABI = abi
 		case "-notice":
-			if s.Notice != "" {
-				return s, fmt.Errorf("%w: -notice given twice", ErrMalformed)
+			if err := setOnce(&s.Notice, opt, val); err != nil {
+				return s, err
 			}
-			if val == "" {
-				return s, fmt.Errorf("%w: -notice: empty", ErrMalformed)
-			}
-			s.Notice = val
 		case "-full":
 			s.RequireFull = true
 		case "-probe":
@@ -407,6 +391,19 @@ func Decode(args []string) (Spec, error) {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// setOnce sets *dst to val for an option that may be given once, and
+// never empty.
+func setOnce(dst *string, opt, val string) error {
+	if *dst != "" {
+		return fmt.Errorf("%w: %s given twice", ErrMalformed, opt)
+	}
+	if val == "" {
+		return fmt.Errorf("%w: %s: empty", ErrMalformed, opt)
+	}
+	*dst = val
+	return nil
 }
 
 // validate checks everything the arguments carry.

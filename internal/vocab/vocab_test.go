@@ -167,12 +167,12 @@ func TestLines(t *testing.T) {
 	if got, want := FatalLine(NsRun, "", "x"), "ns-run: fatal: x"; got != want {
 		t.Errorf("unsigned FatalLine = %q, want %q", got, want)
 	}
-	if got := NoticeLine(LandlockRun, nil); got != "" {
-		t.Errorf("NoticeLine(no gaps) = %q", got)
+	if got := NoticeText(nil); got != "" {
+		t.Errorf("NoticeText(no gaps) = %q", got)
 	}
-	got := NoticeLine(LandlockRun, []Gap{{"fs", "a"}, {"net", "b"}})
-	if want := "landlock-run: notice: partial enforcement: fs: a; net: b"; got != want {
-		t.Errorf("NoticeLine = %q, want %q", got, want)
+	got := NoticePrefix(LandlockRun) + NoticeText([]Gap{{"fs", "a"}, {"net", "b\nc"}})
+	if want := "landlock-run: notice: partial enforcement: fs: a; net: b c"; got != want {
+		t.Errorf("the notice line = %q, want %q", got, want)
 	}
 }
 
