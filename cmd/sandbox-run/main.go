@@ -291,7 +291,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var rep *reportFile
 	if *report != "" {
 		p := absolute(*report)
-		f, err := openReport(p)
+		f, err := openReport(p, reportRoots(w, ws, allowWrite))
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
 			return vocab.FatalExit, 0
@@ -300,6 +300,25 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		rep = &reportFile{f: f, path: p}
 	}
 	return runChild(w, req.Policy, rep, *quiet, stderr)
+}
+
+// reportRoots are the directories a command under this policy, or an
+// earlier one under the same flags, could write, symlinks resolved: the
+// workspace (also in read-only mode, which an earlier run may have had
+// writable), the --allow-write directories and the wrap's temp dir. No
+// symlink inside them is followed on the way to the report.
+func reportRoots(w *sandbox.Wrapped, ws string, allowWrite []string) []string {
+	var roots []string
+	for _, d := range append([]string{ws, w.TempDir}, allowWrite...) {
+		if d == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		roots = append(roots, d)
+	}
+	return roots
 }
 
 // envFlags makes the environment policy of the command line; the library
