@@ -192,12 +192,12 @@ func TestCLITellsWhatItDid(t *testing.T) {
 		t.Errorf("--help: exit %d", code)
 	}
 	for _, f := range []string{"mode", "workspace", "allow-write", "read-only", "deny-read", "network", "allow-unix-socket", "runner",
-		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet"} {
+		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet", "kill-after"} {
 		if !strings.Contains(help, "  -"+f+" ") && !strings.Contains(help, "  -"+f+"\n") {
 			t.Errorf("--help does not list -%s:\n%s", f, help)
 		}
 	}
-	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`} {
+	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`, `(default 10s)`} {
 		if !strings.Contains(help, d) {
 			t.Errorf("--help does not say %s", d)
 		}

@@ -134,8 +134,13 @@ type HeldEnv struct {
 }
 
 // Command returns an *exec.Cmd that spawns the launcher of the wrapped
-// command (Path, Args, Env, in Dir); ctx kills it, and with it everything
+// command (Path, Args, Env, in Dir); ctx ends it, and with it everything
 // the command started (see docs/contract.md, Lifetime).
+//
+// On Linux the end of ctx sends the launcher SIGTERM, which reaches the
+// command, so it can finish its work (cmd.Cancel); if it still runs 10 s
+// later (cmd.WaitDelay, which a consumer may change), the launcher is
+// killed, and the whole sandbox with it. Elsewhere ctx kills the launcher.
 //
 // On Linux the launcher dies with its spawner: SysProcAttr.Pdeathsig is
 // SIGKILL (the launchers set it again themselves, but only once they run;
@@ -159,6 +164,7 @@ func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd.Dir = w.Dir
 	w.passAppliedPipe(cmd)
 	dieWithSpawner(cmd)
+	stopGracefully(cmd)
 	w.spawnedMu.Lock()
 	w.spawned = append(w.spawned, cmd)
 	w.spawnedMu.Unlock()

@@ -5,7 +5,7 @@
 //	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
 //	            [--allow-private-destinations] [--allow-local-port PORT]...
 //	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
-//	            [--json-report FILE] [--quiet]
+//	            [--json-report FILE] [--quiet] [--kill-after DURATION]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
 //	sandbox-run doctor [--json]
@@ -65,7 +65,11 @@
 // sandbox-run's stdin, stdout and stderr is a terminal whose foreground
 // process group is sandbox-run's own (then the terminal sent the signal,
 // and the command, in that same group, got it already: passing it on
-// would deliver it twice), or, for SIGHUP, a terminal that hung up.
+// would deliver it twice), or, for SIGHUP, a terminal that hung up. A
+// command still running --kill-after (10 s) after the first SIGTERM was
+// passed on is killed, with everything it started, and sandbox-run dies of
+// SIGTERM (exit status 143), as the command would have (docker stop waits
+// as long, then kills).
 package main
 
 import (
@@ -81,6 +85,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -202,11 +207,16 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
+	killAfter := fs.Duration("kill-after", defaultKillAfter, "after passing SIGTERM on, kill the command and everything it started if it still runs this long (0: at once)")
 	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, 0
 		}
+		return vocab.FatalExit, 0
+	}
+	if *killAfter < 0 {
+		fmt.Fprintf(stderr, "sandbox-run: %s: --kill-after %v is negative\n", sandbox.CodeInvalidPolicy, *killAfter)
 		return vocab.FatalExit, 0
 	}
 	networkGiven := false
@@ -299,7 +309,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		defer f.Close()
 		rep = &reportFile{f: f, path: p}
 	}
-	return runChild(w, req.Policy, rep, *quiet, stderr)
+	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
 }
 
 // reportRoots are the directories a command under this policy, or an
@@ -453,12 +463,17 @@ type reportFile struct {
 	path string
 }
 
+// defaultKillAfter is --kill-after's default: docker stop's grace.
+const defaultKillAfter = 10 * time.Second
+
 // runChild runs the wrap's launcher as a child with this process's stdio,
-// passes on the signals a process sent the CLI (procsig.PassOn), waits, writes the
-// report if one was asked for, says on stderr when a failure looks like
-// the sandbox's refusal (unless quiet), and returns the command's exit
-// status, or the signal it died of.
-func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet bool, stderr io.Writer) (int, syscall.Signal) {
+// passes on the signals a process sent the CLI (procsig.PassOn), kills the
+// launcher, and so the whole sandbox, killAfter after the first SIGTERM
+// passed on if it still runs, waits, writes the report if one was asked
+// for, says on stderr when a failure looks like the sandbox's refusal
+// (unless quiet), and returns the command's exit status, or the signal it
+// died of (SIGTERM when it was killed after one).
+func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var out *capture
@@ -488,13 +503,21 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	}
 	done := make(chan struct{})
 	defer close(done)
+	var killed atomic.Bool
 	go func() {
+		var kill <-chan time.Time
 		for {
 			select {
 			case s := <-sigs:
 				if procsig.PassOn(s) {
 					cmd.Process.Signal(s)
+					if s == syscall.SIGTERM && kill == nil {
+						kill = time.After(killAfter)
+					}
 				}
+			case <-kill:
+				killed.Store(true)
+				cmd.Process.Kill()
 			case <-done:
 				return
 			}
@@ -502,6 +525,12 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	}()
 	err := cmd.Wait()
 	code, sig := exitStatus(cmd, err)
+	if sig == syscall.SIGKILL && killed.Load() {
+		code, sig = 128+int(syscall.SIGTERM), syscall.SIGTERM
+		if !quiet {
+			fmt.Fprintf(stderr, "sandbox-run: the command still ran %v after SIGTERM: killed it and everything it started\n", killAfter)
+		}
+	}
 	if b := w.Blocked(); len(b) > 0 && !quiet {
 		fmt.Fprintln(stderr, blockedNote(b))
 	}
