@@ -152,6 +152,26 @@ func toolVerb(args []string) string {
 			return result(unix.DeleteModule("sbx_no_such_module", unix.O_NONBLOCK))
 		}
 		return "error: kind"
+	case "sysv-make":
+		// sysv-make shm|sem|msg KEY: make a System V object of that kind
+		// with KEY and leave it (a 1 MiB segment).
+		key, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: key"
+		}
+		return result(sysvMake(arg(1), key))
+	case "sysv-attach":
+		// sysv-attach ID: attach the shared memory segment ID, by its id
+		// alone, without shmget.
+		id, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: id"
+		}
+		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+		if err == nil {
+			unix.SysvShmDetach(b)
+		}
+		return result(err)
 	case "sysv-read":
 		// sysv-read KEY SECRET: ok only if the System V shared memory
 		// segment KEY attaches and holds SECRET.
@@ -659,5 +679,27 @@ func mqOpen(name string) error {
 		return e
 	}
 	unix.Close(int(fd))
+	return nil
+}
+
+// sysvMake makes a System V object of kind (shm, sem, msg) with key, only
+// if none has it, and leaves it.
+func sysvMake(kind string, key int) error {
+	const flags = unix.IPC_CREAT | unix.IPC_EXCL | 0o600
+	var e syscall.Errno
+	switch kind {
+	case "shm":
+		_, err := unix.SysvShmGet(key, 1<<20, flags)
+		return err
+	case "sem":
+		_, _, e = unix.Syscall(unix.SYS_SEMGET, uintptr(key), 1, flags)
+	case "msg":
+		_, _, e = unix.Syscall(unix.SYS_MSGGET, uintptr(key), flags, 0)
+	default:
+		return fmt.Errorf("kind %q", kind)
+	}
+	if e != 0 {
+		return e
+	}
 	return nil
 }

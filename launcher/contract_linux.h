@@ -45,7 +45,7 @@
 // NoticePrefix(LandlockRun): the start of landlock-run's notice line (-notice follows).
 #define SBX_LANDLOCK_NOTICE_PREFIX "landlock-run: notice: partial enforcement: "
 // JoinGaps(LandlockUnclosedGaps): why landlock-run always refuses -full.
-#define SBX_LANDLOCK_UNCLOSED_GAPS "ipc: System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner); proc: every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"
+#define SBX_LANDLOCK_UNCLOSED_GAPS "proc: every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"
 // The Landlock rights the C starts use (go-landlock's constants; the
 // build host's headers may predate them).
 #define SBX_LANDLOCK_ACCESS_FS_READ_FILE 0x4ULL

@@ -142,6 +142,22 @@ var namespaceDenied = []string{
 	"syslog", "acct", "quotactl", "userfaultfd", "iopl", "ioperm",
 }
 
+// hostIPC are refused (EACCES) under the landlock profile: POSIX message
+// queues and System V IPC live in the IPC namespace, which the landlock
+// runner shares with the host (the namespaces runner has one of its own).
+// An object the command made would outlive it (a System V segment holds
+// its memory with no process attached), and with the others the command
+// would reach the user's own objects outside the sandbox: attach to
+// another program's shared memory, read or send on its queues, remove
+// them. So every call that names an object is refused, not only creating
+// one; shmdt, which only detaches a mapping, is left.
+var hostIPC = []string{
+	"mq_open", "mq_unlink",
+	"shmget", "shmat", "shmctl",
+	"semget", "semop", "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl",
+}
+
 // build builds the launcher's filter: everything is allowed except
 //
 //   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
@@ -159,7 +175,8 @@ var namespaceDenied = []string{
 // BPF, perf, module and kexec loading, and file handles
 // (open_by_handle_at walks past any mount). Under network deny the
 // namespaces profile allows IP and netlink sockets, which its network
-// namespace holds in; the landlock profile allows no socket at all.
+// namespace holds in; the landlock profile allows no socket at all. The
+// landlock profile refuses the host's IPC objects (hostIPC).
 //
 // Only the target architecture is allowed (arch, which need not be the
 // host's: libseccomp translates each rule's system call by name): a
@@ -284,11 +301,7 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 		}
 	}
 	if k.Profile == Landlock {
-		// POSIX message queues live in the IPC namespace, which the
-		// landlock runner shares with the host: a queue the command
-		// made outlived it, and mq_unlink removes the user's others
-		// (the namespaces runner has an IPC namespace of its own).
-		for _, name := range []string{"mq_open", "mq_unlink"} {
+		for _, name := range hostIPC {
 			if err := add(name, eacces); err != nil {
 				return err
 			}
