@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,9 +22,29 @@ func notices(w *sandbox.Wrapped, runnerFlag string) []string {
 		out = append(out, fmt.Sprintf("sandbox-run: notice: runner %s: the preferred runner, %s, is unavailable here (sandbox-run doctor says why)", w.Runner, prefs[0]))
 	}
 	if w.Enforcement == sandbox.Partial {
-		out = append(out, "sandbox-run: notice: partial enforcement ("+w.Runner+"): "+vocab.OneLine(vocab.JoinGaps(w.Gaps)))
+		out = append(out, partialNotice(w.Runner, w.Gaps))
 	}
 	return out
+}
+
+// partialNotice is the one line that says the confinement is partial: the
+// runner, how many gaps in which areas, and where each is named (the
+// report of this run, doctor for the default policy). The gaps themselves
+// run to a kilobyte, and a line before every command is read by an agent
+// every time; --require-full is the way to refuse them.
+func partialNotice(runner string, gaps []sandbox.Gap) string {
+	var areas []string
+	for _, g := range gaps {
+		if a := string(g.Area); !slices.Contains(areas, a) {
+			areas = append(areas, a)
+		}
+	}
+	n := "1 gap"
+	if len(gaps) != 1 {
+		n = fmt.Sprintf("%d gaps", len(gaps))
+	}
+	return fmt.Sprintf("sandbox-run: notice: partial enforcement (%s): %s (%s); --json-report lists them, sandbox-run doctor says why",
+		vocab.OneLine(runner), n, vocab.OneLine(strings.Join(areas, ", ")))
 }
 
 // versionLine is what --version prints: the module's version (or the
