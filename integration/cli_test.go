@@ -352,3 +352,30 @@ func TestCLIFailureCannotBeForged(t *testing.T) {
 	}
 	wantAbsent(t, marker)
 }
+
+// TestCLIExecFailuresNameTheCLI: a command that cannot be found or run is
+// told under the CLI's name, never a launcher's internal one (the exit
+// statuses are env(1)'s); the control, a command that exists, runs.
+func TestCLIExecFailuresNameTheCLI(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			write(t, filepath.Join(s.ws, "noexec"), "#!/bin/sh\n")
+			for _, c := range []struct {
+				cmd, want string
+				code      int
+			}{
+				{"no-such-command-x", "sandbox-run: no-such-command-x: command not found\n", 127},
+				{"/no/such/path", "sandbox-run: /no/such/path: No such file or directory\n", 127},
+				{"./noexec", "sandbox-run: ./noexec: Permission denied\n", 126},
+			} {
+				if _, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", c.cmd); code != c.code || errs != c.want {
+					t.Errorf("%s: exit %d stderr %q, want %d and %q", c.cmd, code, errs, c.code, c.want)
+				}
+			}
+			if out, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", "sh", "-c", "echo ran"); code != 0 || out != "ran\n" {
+				t.Errorf("control: exit %d stdout %q stderr %q", code, out, errs)
+			}
+		})
+	}
+}
