@@ -301,12 +301,20 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 				t.Fatalf("exit %d, output %q: want a, b, c in order, the refusal, then the note", code, out)
 			}
 			note := lines[4]
-			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+			for _, want := range []string{"sandbox-run: refused write " + escape + ": outside the writable roots", s.ws, "$TMPDIR", "--allow-write " + s.base} {
 				if !strings.Contains(note, want) {
 					t.Errorf("the note %q does not say %q", note, want)
 				}
 			}
 			wantAbsent(t, escape)
+			// A denial whose object the output does not name gets the
+			// general note: what the sandbox allows.
+			_, errs, _ := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo 'x: Permission denied' >&2; exit 1")
+			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("the general note %q does not say %q", errs, want)
+				}
+			}
 
 			if out, _ := combined("--quiet", "--runner", runner, "--", "/bin/sh", "-c", script); strings.Contains(out, "sandbox-run:") {
 				t.Errorf("--quiet: %q", out)
@@ -314,7 +322,9 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo failed >&2; exit 3"); code != 3 || !strings.HasSuffix(errs, "failed\n") || strings.Contains(errs, "sandbox-run: note") {
 				t.Errorf("control, a failure without a denial: exit %d, stderr %q", code, errs)
 			}
-			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, escape) {
+			// A refusal the command got past is still named (the run
+			// succeeded without what it tried), but draws no general note.
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, "sandbox-run: refused write "+escape) {
 				t.Errorf("control, a refusal the command got past: exit %d, stderr %q", code, errs)
 			}
 		})

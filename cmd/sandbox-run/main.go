@@ -8,8 +8,13 @@
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
+//	sandbox-run explain [flags] PATH...
 //	sandbox-run doctor [--json]
 //	sandbox-run --version
+//
+// explain says, for each PATH, what the policy the flags make allows there
+// (read, write), which rule decided it, and the flag that would allow what
+// is refused; it runs nothing.
 //
 // --runner names one of the platform's runners (--help lists them, the
 // preferred first); auto takes the first that works here, selected and
@@ -129,6 +134,7 @@ func (p *portsFlag) Set(v string) error {
 
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
        sandbox-run doctor [--json]
        sandbox-run --version
 
@@ -166,6 +172,7 @@ Flags:
 
 // synopsis is what sandbox-run prints when it is given no arguments.
 const synopsis = `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
        sandbox-run doctor [--json]
        sandbox-run --version
 sandbox-run --help lists the flags.
@@ -206,6 +213,10 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, synopsis)
 		return vocab.FatalExit, 0
+	}
+	explaining := args[0] == "explain"
+	if explaining {
+		args = args[1:]
 	}
 	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
 	// The flag package's own messages and usage are replaced below: one
@@ -253,6 +264,14 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		*network = string(sandbox.NetworkProxied)
 	}
 	argv := fs.Args()
+	var paths []string
+	if explaining {
+		paths, argv = argv, []string{"true"}
+		if len(paths) == 0 {
+			fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: explain: no path given (sandbox-run explain [flags] PATH...)")
+			return vocab.FatalExit, 0
+		}
+	}
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
 		return vocab.FatalExit, 0
@@ -321,6 +340,12 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		return vocab.FatalExit, 0
 	}
 	defer w.Cleanup()
+	if explaining {
+		for _, p := range paths {
+			fmt.Fprint(stdout, explanation(w.Explain(p)))
+		}
+		return 0, 0
+	}
 	if !*quiet {
 		for _, n := range notices(w, *runnerName) {
 			fmt.Fprintln(stderr, n)
@@ -548,7 +573,11 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 		if rep != nil {
 			writeReport(w, rep, outcome, stderr)
 		}
-		if outcome.Kind == sandbox.OutcomeDenied && !quiet {
+		if notes := refusalNotes(outcome.Refusals); len(notes) > 0 && !quiet {
+			for _, n := range notes {
+				fmt.Fprintln(stderr, n)
+			}
+		} else if outcome.Kind == sandbox.OutcomeDenied && !quiet {
 			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
 		}
 		if code == vocab.FatalExit && outcome.Kind != sandbox.OutcomeRunnerFailure {

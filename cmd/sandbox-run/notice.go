@@ -84,6 +84,45 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 		o.ExitCode, o.Reason, w.Runner, strings.Join(limits, ", "), strings.Join(grants, ", "))
 }
 
+// refusalNotes are the lines the CLI prints after a run in which the
+// sandbox refused something: one per distinct refusal, naming what, why,
+// and the flag that allows it. The proxy's refusals have their own line
+// (blockedNote); past maxNoted the rest are counted (the report has them).
+func refusalNotes(refusals []sandbox.Refusal) []string {
+	const maxNoted = 10
+	var out []string
+	n := 0
+	for _, r := range refusals {
+		if r.Seen == "sandbox" && r.Kind == sandbox.RefusedNetwork {
+			continue
+		}
+		if n++; n > maxNoted {
+			continue
+		}
+		out = append(out, "sandbox-run: refused "+vocab.OneLine(r.String()))
+	}
+	if n > maxNoted {
+		out = append(out, fmt.Sprintf("sandbox-run: refused %d more (--json-report lists them)", n-maxNoted))
+	}
+	return out
+}
+
+// explanation is what explain prints for one path.
+func explanation(a sandbox.Access) string {
+	line := func(what string, ok bool, rule, allow string) string {
+		verdict := "yes"
+		if !ok {
+			verdict = "no"
+		}
+		s := fmt.Sprintf("  %-5s %s: %s", what, verdict, rule)
+		if allow != "" {
+			s += "; " + allow + " allows it"
+		}
+		return vocab.OneLine(s) + "\n"
+	}
+	return vocab.OneLine(a.Path) + "\n" + line("read", a.Read, a.ReadRule, a.AllowRead) + line("write", a.Write, a.WriteRule, a.AllowWrite)
+}
+
 // ownExitNote is the last line after a command that ran confined and
 // exited 125 itself: sandbox-run's own failures ("sandbox-run: CODE:
 // reason", exit 125) happen before any command starts, so anything above
