@@ -78,6 +78,7 @@ func TestCLIFailsClosed(t *testing.T) {
 		"bad network":        {"--network", "some", "--", "/bin/sh", "-c", "touch " + marker},
 		"no command":         {"--"},
 		"unknown flag":       {"--frobnicate", "--", "/bin/sh", "-c", "touch " + marker},
+		"a URL as a domain":  {"--allow-domain", "https://example.com/x", "--", "/bin/sh", "-c", "touch " + marker},
 		"require-full, .git": {"--runner", "landlock", "--require-full", "--", "/bin/sh", "-c", "touch " + marker},
 	}
 	gitRepo(t, ws)
@@ -86,10 +87,24 @@ func TestCLIFailsClosed(t *testing.T) {
 		if code != 125 {
 			t.Errorf("%s: exit %d, want 125 (stderr %q)", name, code, errs)
 		}
-		if name != "unknown flag" && !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") && !strings.HasPrefix(errs, "sandbox-run: INVALID_POLICY: ") {
+		if !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") && !strings.HasPrefix(errs, "sandbox-run: INVALID_POLICY: ") ||
+			strings.Count(errs, "\n") != 1 {
 			t.Errorf("%s: stderr %q, want one sandbox-run: CODE: line", name, errs)
 		}
 		wantAbsent(t, marker)
+	}
+	// Each says what to do in that one line.
+	for name, want := range map[string]string{
+		"unknown flag":      "INVALID_POLICY: unknown flag --frobnicate (sandbox-run --help lists the flags)",
+		"a URL as a domain": `not a https URL: give "example.com"`,
+	} {
+		if _, errs, _ := cli(t, ws, cases[name]...); !strings.Contains(errs, want) {
+			t.Errorf("%s: stderr %q, want it to say %q", name, errs, want)
+		}
+	}
+	// No arguments at all: the usage, not the help's every flag.
+	if _, errs, code := cli(t, ws); code != 125 || !strings.HasPrefix(errs, "usage: sandbox-run ") || strings.Count(errs, "\n") > 5 {
+		t.Errorf("no arguments: exit %d stderr %q, want 125 and the short usage", code, errs)
 	}
 }
 
@@ -102,8 +117,23 @@ func TestCLIDoctor(t *testing.T) {
 	if d.Selected != linuxRunners[0] || d.Host.LandlockABI < 1 || len(d.Candidates) != 2 {
 		t.Errorf("doctor: %+v", d)
 	}
+	// It says how complete the default policy is here, with the same
+	// verdict a wrap of it gets.
+	var dp struct {
+		DefaultPolicy struct {
+			Runner      string              `json:"runner"`
+			Enforcement sandbox.Enforcement `json:"enforcement"`
+		} `json:"default_policy"`
+	}
+	want := sandbox.Full // landlock has standing gaps (no pid or IPC namespace)
+	if d.Selected == sandbox.RunnerLandlock {
+		want = sandbox.Partial
+	}
+	if err := json.Unmarshal([]byte(out), &dp); err != nil || dp.DefaultPolicy.Runner != d.Selected || dp.DefaultPolicy.Enforcement != want {
+		t.Errorf("doctor --json default_policy: %+v (%v); want %s, %s", dp.DefaultPolicy, err, d.Selected, want)
+	}
 	text, _, _ := cli(t, t.TempDir(), "doctor")
-	for _, want := range []string{"landlock abi", "runner namespaces", "runner landlock"} {
+	for _, want := range []string{"landlock abi", "runner namespaces", "runner landlock", "default policy"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("doctor text lacks %q:\n%s", want, text)
 		}
@@ -187,14 +217,14 @@ func TestDeathBySignalIsMirrored(t *testing.T) {
 // none; --read-only keeps a path of the workspace read-only.
 func TestCLITellsWhatItDid(t *testing.T) {
 	dir := t.TempDir()
-	_, help, code := cli(t, dir, "--help")
+	help, _, code := cli(t, dir, "--help") // asked for: on stdout
 	if code != 0 {
 		t.Errorf("--help: exit %d", code)
 	}
 	for _, f := range []string{"mode", "workspace", "allow-write", "read-only", "deny-read", "network", "allow-unix-socket", "runner",
 		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet", "kill-after"} {
-		if !strings.Contains(help, "  -"+f+" ") && !strings.Contains(help, "  -"+f+"\n") {
-			t.Errorf("--help does not list -%s:\n%s", f, help)
+		if !strings.Contains(help, "  --"+f+" ") && !strings.Contains(help, "  --"+f+"\n") {
+			t.Errorf("--help does not list --%s:\n%s", f, help)
 		}
 	}
 	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`, `(default 10s)`} {
@@ -210,7 +240,8 @@ func TestCLITellsWhatItDid(t *testing.T) {
 			s := newSbx(t, runner)
 			sub := filepath.Join(s.ws, "keep")
 			write(t, filepath.Join(sub, "f"), "x\n")
-			_, errs, code := cli(t, s.ws, "--runner", runner, "--read-only", "keep", "--", "/bin/sh", "-c", "echo y > keep/f")
+			report := filepath.Join(s.base, "report.json")
+			_, errs, code := cli(t, s.ws, "--runner", runner, "--json-report", report, "--read-only", "keep", "--", "/bin/sh", "-c", "echo y > keep/f")
 			notice := strings.Contains(errs, "sandbox-run: notice: partial enforcement ("+runner+"): ")
 			if s.traits().enforcesReadOnly {
 				// Full here: no notice, and the write is refused.
@@ -218,8 +249,13 @@ func TestCLITellsWhatItDid(t *testing.T) {
 					t.Errorf("--read-only keep: exit %d stderr %q; want a refused write and no notice", code, errs)
 				}
 				wantContent(t, filepath.Join(sub, "f"), "x\n")
-			} else if !notice || !strings.Contains(errs, "read-only subpath") {
-				t.Errorf("--read-only keep under %s: stderr %q; want the partial notice naming the read-only subpath", runner, errs)
+			} else {
+				// One short line, and the report names the gap.
+				rep, _ := os.ReadFile(report)
+				if !notice || strings.Count(errs, "sandbox-run: notice") != 1 || len(strings.SplitN(errs, "\n", 2)[0]) > 200 ||
+					!strings.Contains(string(rep), "read-only subpath") {
+					t.Errorf("--read-only keep under %s: stderr %q, report %q; want one partial notice line of at most 200 bytes, and the report naming the read-only subpath", runner, errs, rep)
+				}
 			}
 			// Control: without --read-only the write goes through.
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo y > keep/f"); code != 0 {
@@ -265,12 +301,20 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 				t.Fatalf("exit %d, output %q: want a, b, c in order, the refusal, then the note", code, out)
 			}
 			note := lines[4]
-			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+			for _, want := range []string{"sandbox-run: refused write " + escape + ": outside the writable roots", s.ws, "$TMPDIR", "--allow-write " + s.base} {
 				if !strings.Contains(note, want) {
 					t.Errorf("the note %q does not say %q", note, want)
 				}
 			}
 			wantAbsent(t, escape)
+			// A denial whose object the output does not name gets the
+			// general note: what the sandbox allows.
+			_, errs, _ := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo 'x: Permission denied' >&2; exit 1")
+			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("the general note %q does not say %q", errs, want)
+				}
+			}
 
 			if out, _ := combined("--quiet", "--runner", runner, "--", "/bin/sh", "-c", script); strings.Contains(out, "sandbox-run:") {
 				t.Errorf("--quiet: %q", out)
@@ -278,7 +322,9 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo failed >&2; exit 3"); code != 3 || !strings.HasSuffix(errs, "failed\n") || strings.Contains(errs, "sandbox-run: note") {
 				t.Errorf("control, a failure without a denial: exit %d, stderr %q", code, errs)
 			}
-			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, escape) {
+			// A refusal the command got past is still named (the run
+			// succeeded without what it tried), but draws no general note.
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, "sandbox-run: refused write "+escape) {
 				t.Errorf("control, a refusal the command got past: exit %d, stderr %q", code, errs)
 			}
 		})
@@ -315,4 +361,31 @@ func TestCLIFailureCannotBeForged(t *testing.T) {
 		t.Errorf("a real failure: exit %d, stderr %q", code, errs)
 	}
 	wantAbsent(t, marker)
+}
+
+// TestCLIExecFailuresNameTheCLI: a command that cannot be found or run is
+// told under the CLI's name, never a launcher's internal one (the exit
+// statuses are env(1)'s); the control, a command that exists, runs.
+func TestCLIExecFailuresNameTheCLI(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			write(t, filepath.Join(s.ws, "noexec"), "#!/bin/sh\n")
+			for _, c := range []struct {
+				cmd, want string
+				code      int
+			}{
+				{"no-such-command-x", "sandbox-run: no-such-command-x: command not found\n", 127},
+				{"/no/such/path", "sandbox-run: /no/such/path: No such file or directory\n", 127},
+				{"./noexec", "sandbox-run: ./noexec: Permission denied\n", 126},
+			} {
+				if _, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", c.cmd); code != c.code || errs != c.want {
+					t.Errorf("%s: exit %d stderr %q, want %d and %q", c.cmd, code, errs, c.code, c.want)
+				}
+			}
+			if out, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", "sh", "-c", "echo ran"); code != 0 || out != "ran\n" {
+				t.Errorf("control: exit %d stdout %q stderr %q", code, out, errs)
+			}
+		})
+	}
 }

@@ -144,6 +144,7 @@ type resolved struct {
 	extraRO       []string // caller's ReadOnlySubpaths, validated, unexpanded
 	toolConfigs   []string // DefaultToolConfigs minus WritableConfigs, relative
 	denyRead      []string
+	userDeny      []string // the caller's own DenyRead entries, resolved as in denyRead
 	unixSockets   []string
 	allowNetwork  bool
 	networkMode   NetworkMode
@@ -255,7 +256,8 @@ func validate(req Request) (*resolved, error) {
 	var deny pathList
 	var denyDirs []string // the denied paths that are directories
 	dirs := dirCache{}
-	for _, d := range append(defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)), p.DenyRead...) {
+	defaults := defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...))
+	for i, d := range append(defaults, p.DenyRead...) {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
 		}
@@ -265,6 +267,9 @@ func validate(req Request) (*resolved, error) {
 		// the final name kept, a link denied as itself.
 		d = dirs.resolveDirs(d)
 		deny.add(d)
+		if i >= len(defaults) {
+			r.userDeny = append(r.userDeny, d)
+		}
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:

@@ -157,6 +157,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.LaunchEnv = append(w.LaunchEnv, vocab.TokenEnv+"="+spec.Token)
 	}
 	w.Env, w.WithheldEnv = r.env, r.withheldEnv
+	w.rules = &pathRules{mode: r.mode, dir: r.dir, writable: spec.Writable, temp: w.TempDir,
+		readOnly: spec.ReadOnly, guarded: spec.Guarded,
+		toolConfigs: r.toolConfigs, extraRO: r.extraRO, denyRead: spec.DenyRead, userDeny: r.userDeny,
+		network: r.networkMode, withheld: r.withheldEnv}
 	if w.HeldEnv != nil {
 		w.Env = vocab.HoldEnv(w.Env)
 	}

@@ -115,6 +115,7 @@ type Wrapped struct {
 	netVars        []string       // the proxy's variables (NetworkProxied)
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
+	rules          *pathRules     // what Explain and the refusals judge by
 }
 
 // HeldEnv names the variables a launcher must not start with: those that

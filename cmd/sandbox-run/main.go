@@ -8,8 +8,13 @@
 //	            [--json-report FILE] [--quiet] [--kill-after DURATION]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
+//	sandbox-run explain [flags] PATH...
 //	sandbox-run doctor [--json]
 //	sandbox-run --version
+//
+// explain says, for each PATH, what the policy the flags make allows there
+// (read, write), which rule decided it, and the flag that would allow what
+// is refused; it runs nothing.
 //
 // --runner names one of the platform's runners (--help lists them, the
 // preferred first); auto takes the first that works here, selected and
@@ -17,8 +22,10 @@
 //
 // --help lists every flag with its default. Before the command runs,
 // sandbox-run prints a notice on stderr when the confinement is partial
-// (naming the gaps) or when --runner auto got another runner than the
-// platform's preferred one. After a command that failed having printed a
+// (one line counting the gaps by area; --json-report and doctor name them)
+// or when --runner auto got another runner than the platform's preferred
+// one. A mistake on the command line is one line; --help prints the whole
+// help on stdout. After a command that failed having printed a
 // denial signature ("Permission denied", "Read-only file system"), it
 // prints a note naming the sandbox, the runner and what the policy allows,
 // unless stderr is a terminal (the command's output is then not passed
@@ -132,6 +139,7 @@ func (p *portsFlag) Set(v string) error {
 
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
        sandbox-run doctor [--json]
        sandbox-run --version
 
@@ -164,8 +172,37 @@ withheld_env names them. With --clearenv name the command by its path.
 
 Flags:
 `)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	printFlags(w, fs)
+}
+
+// synopsis is what sandbox-run prints when it is given no arguments.
+const synopsis = `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
+       sandbox-run doctor [--json]
+       sandbox-run --version
+sandbox-run --help lists the flags.
+`
+
+// printFlags lists fs's flags as the usage line writes them (--name), each
+// with its value's kind and its default, as flag.PrintDefaults would.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		line += "\n    \t" + strings.ReplaceAll(text, "\n", "\n    \t")
+		if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					def = strconv.Quote(def)
+				}
+			}
+			line += " (default " + def + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 // run runs sandbox-run with args and returns its exit status, or the
@@ -178,41 +215,53 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		fmt.Fprintln(stdout, versionLine())
 		return 0, 0
 	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, synopsis)
+		return vocab.FatalExit, 0
+	}
+	explaining := args[0] == "explain"
+	if explaining {
+		args = args[1:]
+	}
 	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr, fs) }
-	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
-	workspace := fs.String("workspace", "", "workspace directory (default: the current directory; the command starts in it unless the current directory is inside it)")
+	// The flag package's own messages and usage are replaced below: one
+	// line for a mistake, the whole help only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "`MODE`: read-only or workspace-write")
+	workspace := fs.String("workspace", "", "workspace directory `DIR` (default: the current directory; the command starts in it unless the current directory is inside it)")
 	var allowWrite, readOnly, denyRead, unixSockets listFlag
-	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
-	fs.Var(&readOnly, "read-only", "path kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
-	fs.Var(&denyRead, "deny-read", "path the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
+	fs.Var(&allowWrite, "allow-write", "extra writable directory `DIR` (repeatable)")
+	fs.Var(&readOnly, "read-only", "`PATH` kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
+	fs.Var(&denyRead, "deny-read", "`PATH` the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
 	var allowRead, writableConfigs listFlag
-	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its name (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
-	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath PATH (~/.ssh; the home directory releases them all) (repeatable)")
-	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
-	network := fs.String("network", string(sandbox.NetworkDeny), "deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
+	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its `NAME` (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
+	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath `PATH` (~/.ssh; the home directory releases them all) (repeatable)")
+	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket `PATH` the command may connect to under network deny (repeatable)")
+	network := fs.String("network", string(sandbox.NetworkDeny), "`MODE`: deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
 	var allowDomains, denyDomains listFlag
-	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a name the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
-	fs.Var(&denyDomains, "deny-domain", "a name refused even where --allow-domain allows it (repeatable)")
+	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a `NAME` the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
+	fs.Var(&denyDomains, "deny-domain", "a `NAME` refused even where --allow-domain allows it (repeatable)")
 	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
 	var localPorts portsFlag
-	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
-	runnerName := fs.String("runner", "auto", "auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
+	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
+	runnerName := fs.String("runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
-	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
+	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to `FILE` after the command exits")
 	var keepEnv, unsetEnv, setEnv listFlag
-	fs.Var(&keepEnv, "keep-env", "variable (or pattern) passed on although it looks like a credential (repeatable)")
-	fs.Var(&unsetEnv, "unsetenv", "variable (or pattern) removed (repeatable)")
-	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
+	fs.Var(&keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)")
+	fs.Var(&unsetEnv, "unsetenv", "variable `NAME` (or pattern) removed (repeatable)")
+	fs.Var(&setEnv, "setenv", "`NAME=VALUE` the command gets (repeatable)")
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
-	killAfter := fs.Duration("kill-after", defaultKillAfter, "after passing SIGTERM on, kill the command and everything it started if it still runs this long (0: at once)")
+	killAfter := fs.Duration("kill-after", defaultKillAfter, "how long after passing SIGTERM on the command may still run (a `DURATION`) before it and everything it started are killed (0: at once)")
 	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
 			return 0, 0
 		}
+		fmt.Fprintf(stderr, "sandbox-run: %s: %s (sandbox-run --help lists the flags)\n", sandbox.CodeInvalidPolicy, flagError(err))
 		return vocab.FatalExit, 0
 	}
 	if *killAfter < 0 {
@@ -225,6 +274,14 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		*network = string(sandbox.NetworkProxied)
 	}
 	argv := fs.Args()
+	var paths []string
+	if explaining {
+		paths, argv = argv, []string{"true"}
+		if len(paths) == 0 {
+			fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: explain: no path given (sandbox-run explain [flags] PATH...)")
+			return vocab.FatalExit, 0
+		}
+	}
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
 		return vocab.FatalExit, 0
@@ -293,6 +350,12 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		return vocab.FatalExit, 0
 	}
 	defer w.Cleanup()
+	if explaining {
+		for _, p := range paths {
+			fmt.Fprint(stdout, explanation(w.Explain(p)))
+		}
+		return 0, 0
+	}
 	if !*quiet {
 		for _, n := range notices(w, *runnerName) {
 			fmt.Fprintln(stderr, n)
@@ -329,6 +392,25 @@ func reportRoots(w *sandbox.Wrapped, ws string, allowWrite []string) []string {
 		roots = append(roots, d)
 	}
 	return roots
+}
+
+// flagError words a parse error of the flag package as the usage line
+// writes flags (--name).
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag --" + rest + " needs a value"
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		return "invalid value " + strings.Replace(rest, " for flag -", " for flag --", 1)
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		return "invalid boolean value " + strings.Replace(rest, " for -", " for --", 1)
+	}
+	return msg
 }
 
 // envFlags makes the environment policy of the command line; the library
@@ -539,7 +621,11 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		if rep != nil {
 			writeReport(w, rep, outcome, stderr)
 		}
-		if outcome.Kind == sandbox.OutcomeDenied && !quiet {
+		if notes := refusalNotes(outcome.Refusals); len(notes) > 0 && !quiet {
+			for _, n := range notes {
+				fmt.Fprintln(stderr, n)
+			}
+		} else if outcome.Kind == sandbox.OutcomeDenied && !quiet {
 			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
 		}
 		if code == vocab.FatalExit && outcome.Kind != sandbox.OutcomeRunnerFailure {
