@@ -51,18 +51,24 @@ func TestCLI(t *testing.T) {
 			report := filepath.Join(s.base, "report.json")
 			_, _, code = cli(t, s.ws, "--runner", runner, "--json-report", report, "--", "/bin/sh", "-c", "exit 125")
 			var rep struct {
-				Wrap    *sandbox.Wrapped `json:"wrap"`
+				Runner  string           `json:"runner"`
 				Outcome sandbox.Outcome  `json:"outcome"`
+				Policy  sandbox.Policy   `json:"policy"`
+				Wrap    *sandbox.Wrapped `json:"wrap"`
 			}
 			b, err := os.ReadFile(report)
 			if err != nil || json.Unmarshal(b, &rep) != nil {
 				t.Fatalf("report %s: %v %s", report, err, b)
 			}
-			if rep.Wrap == nil {
-				t.Fatalf("report without the wrap: %s", b)
+			// The summary first and short; the launch only when asked for.
+			if code != 125 || rep.Outcome.Kind != sandbox.OutcomeChild || rep.Outcome.ExitCode != 125 || rep.Runner != runner ||
+				rep.Policy.Workspace != s.ws || rep.Wrap != nil || len(b) > 4096 || !strings.HasPrefix(string(b), "{\n  \"runner\": ") {
+				t.Errorf("report: exit %d, %d bytes: %s", code, len(b), b)
 			}
-			if code != 125 || rep.Outcome.Kind != sandbox.OutcomeChild || rep.Outcome.ExitCode != 125 || rep.Wrap.Runner != runner {
-				t.Errorf("report: exit %d, outcome %+v, runner %q", code, rep.Outcome, rep.Wrap.Runner)
+			cli(t, s.ws, "--runner", runner, "--json-report", report, "--report-launch", "--", "true")
+			rep.Wrap = nil
+			if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil || rep.Wrap == nil || rep.Wrap.Runner != runner || len(rep.Wrap.Args) == 0 {
+				t.Errorf("--report-launch: %v %s", err, b)
 			}
 		})
 	}
@@ -388,4 +394,45 @@ func TestCLIExecFailuresNameTheCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCLIPolicyFile: --policy reads the policy the report and
+// --print-policy write; a flag given as well replaces its field (the
+// control: the read the file denies works once --deny-read replaces the
+// list); an unknown field is INVALID_POLICY naming it, and nothing runs.
+func TestCLIPolicyFile(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			secret := filepath.Join(s.base, "secret")
+			write(t, secret, "s\n")
+			file := filepath.Join(s.base, "policy.json")
+			write(t, file, `{"mode": "workspace-write", "workspace": "`+s.ws+`", "deny_read": ["`+secret+`"]}`)
+			out, errs, code := cli(t, s.base, "--runner", runner, "--policy", file, "--", "cat", secret)
+			if code == 0 || out != "" || !strings.Contains(errs, "sandbox-run: refused read "+secret) {
+				t.Errorf("the file's deny_read: exit %d stdout %q stderr %q", code, out, errs)
+			}
+			if out, errs, code := cli(t, s.base, "--runner", runner, "--policy", file, "--deny-read", filepath.Join(s.base, "other"), "--", "cat", secret); code != 0 || out != "s\n" {
+				t.Errorf("a flag replacing the field: exit %d stdout %q stderr %q", code, out, errs)
+			}
+			printed, _, code := cli(t, s.base, "--policy", file, "--print-policy")
+			again, _, code2 := cli(t, s.base, "--policy", writeFile(t, filepath.Join(s.base, "printed.json"), printed), "--print-policy")
+			if code != 0 || code2 != 0 || printed != again || !strings.Contains(printed, `"deny_read": [`) {
+				t.Errorf("--print-policy does not read back the same: %q then %q", printed, again)
+			}
+			marker := filepath.Join(s.ws, "ran")
+			bad := writeFile(t, filepath.Join(s.base, "bad.json"), `{"mode": "workspace-write", "workspace": "`+s.ws+`", "writable_root": ["/"]}`)
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--policy", bad, "--", "touch", marker); code != 125 || !strings.Contains(errs, `INVALID_POLICY: --policy `+bad+`: unknown field "writable_root"`) {
+				t.Errorf("unknown field: exit %d stderr %q", code, errs)
+			}
+			wantAbsent(t, marker)
+		})
+	}
+}
+
+// writeFile writes content to p and returns p.
+func writeFile(t *testing.T, p, content string) string {
+	t.Helper()
+	write(t, p, content)
+	return p
 }

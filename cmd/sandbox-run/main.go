@@ -90,6 +90,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -247,7 +248,8 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
 	runnerName := fs.String("runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
-	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to `FILE` after the command exits")
+	report := fs.String("json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, outcome and refusals, withheld variables, the policy")
+	reportLaunch := fs.Bool("report-launch", false, "put the launch in the --json-report as well (the launcher's path, arguments and environment rule)")
 	var keepEnv, unsetEnv, setEnv listFlag
 	fs.Var(&keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)")
 	fs.Var(&unsetEnv, "unsetenv", "variable `NAME` (or pattern) removed (repeatable)")
@@ -255,6 +257,8 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
 	killAfter := fs.Duration("kill-after", defaultKillAfter, "how long after passing SIGTERM on the command may still run (a `DURATION`) before it and everything it started are killed (0: at once)")
+	policyFile := fs.String("policy", "", "read the policy from `FILE` (JSON, the field names --print-policy writes); a flag given as well replaces its field")
+	printPolicy := fs.Bool("print-policy", false, "print the effective policy as JSON and run nothing")
 	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -282,7 +286,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			return vocab.FatalExit, 0
 		}
 	}
-	if len(argv) == 0 {
+	if len(argv) == 0 && !*printPolicy {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
 		return vocab.FatalExit, 0
 	}
@@ -340,6 +344,23 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			Env:                      envPolicy,
 		},
 	}
+	if *policyFile != "" {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		fields, err := applyPolicyFile(&req.Policy, absolute(*policyFile), given)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
+			return vocab.FatalExit, 0
+		}
+		if slices.Contains(fields, "workspace") && !given["workspace"] {
+			req.Dir = commandDir(true, req.Policy.Workspace)
+		}
+	}
+	if *printPolicy {
+		b, _ := json.MarshalIndent(req.Policy, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return 0, 0
+	}
 	// The temp dirs of runs that were killed before their Cleanup: a
 	// provider's background sweep would often not be done when this
 	// short run ends.
@@ -370,7 +391,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			return vocab.FatalExit, 0
 		}
 		defer f.Close()
-		rep = &reportFile{f: f, path: p}
+		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: *reportLaunch}
 	}
 	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
 }
@@ -540,9 +561,26 @@ func (c *capture) kept() []byte {
 }
 
 // reportFile is the --json-report file, opened before the command ran.
+// runReport is what --json-report writes: first what a reader wants to
+// know (the runner, how complete the confinement was and why not, what
+// happened and what was refused, what was withheld, the policy), then the
+// launch itself (the launcher's path and arguments, the environment rule)
+// only with --report-launch, since its arguments run to kilobytes.
+type runReport struct {
+	Runner      string              `json:"runner"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Gaps        []sandbox.Gap       `json:"gaps,omitempty"`
+	Outcome     sandbox.Outcome     `json:"outcome"`
+	WithheldEnv []string            `json:"withheld_env,omitempty"`
+	Policy      sandbox.Policy      `json:"policy"`
+	Wrap        *sandbox.Wrapped    `json:"wrap,omitempty"`
+}
+
 type reportFile struct {
-	f    *os.File
-	path string
+	f      *os.File
+	path   string
+	policy sandbox.Policy // the effective policy, as --print-policy writes it
+	launch bool           // --report-launch: the wrap as well
 }
 
 // defaultKillAfter is --kill-after's default: docker stop's grace.
@@ -661,10 +699,11 @@ const stderrDrain = 2 * time.Second
 
 // writeReport writes the wrap and its outcome to the report file.
 func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, stderr io.Writer) {
-	out := struct {
-		Wrap    *sandbox.Wrapped `json:"wrap"`
-		Outcome sandbox.Outcome  `json:"outcome"`
-	}{w, outcome}
+	out := runReport{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps, Outcome: outcome,
+		WithheldEnv: w.WithheldEnv, Policy: rep.policy}
+	if rep.launch {
+		out.Wrap = w
+	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	// Through the descriptor opened before the command ran, never by name:
 	// the command may have replaced the name with a link meanwhile.
