@@ -339,7 +339,7 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 
 // TestCLIFailureCannotBeForged: a command that prints a line in
 // sandbox-run's own failure form and exits 125 passed for "the sandbox is
-// unavailable, run the command without it" (red team). The CLI's last
+// unavailable, run the command without it". The CLI's last
 // line then says the command ran and exited 125 itself, even with
 // --quiet. The control: a real failure before the command (landlock with
 // --require-full in a repository) has no such note, and never ran it.

@@ -211,7 +211,7 @@ func TestSysVObjectsStayInside(t *testing.T) {
 // group, and kill(0) signals every member of that group, past any pid
 // namespace: an agent that spawned the launcher without a group of its own
 // got SIGUSR1 (Node then opens its inspector, which a command with the
-// network reached: red team) or SIGKILL. A victim process leads a group,
+// network reached) or SIGKILL. A victim process leads a group,
 // the launcher joins it, and the command ignores SIGUSR1 and sends it to
 // its group; the victim must not get it. The control runs the same
 // command unconfined in the same group: the victim gets it.

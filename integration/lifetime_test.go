@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Nothing outlives the sandbox (issue 11): however the command is stopped,
+// Nothing outlives the sandbox: however the command is stopped,
 // or when it exits on its own, no process it started is left. Every case
 // has two controls: the sleeper it must end was seen alive before the
 // stop, and the same script run unconfined and stopped the same way leaves

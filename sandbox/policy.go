@@ -504,7 +504,7 @@ func realHome() (string, bool) {
 // (one file per cluster) or a dotfiles manager's links are read through
 // under landlock (its rules sit on the object the link reaches, outside
 // the denied directory), and their targets are readable by their own
-// names under both runners (red team). So the targets of the links found
+// names under both runners. So the targets of the links found
 // in each denied directory are denied too. The walk is bounded: at most
 // maxLinkWalkDepth levels and maxLinkWalkEntries entries below each denied
 // directory (docs/policy.md). Each directory has a budget of its own: a

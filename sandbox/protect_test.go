@@ -308,7 +308,7 @@ func TestToolConfigsWhereTheyExist(t *testing.T) {
 
 // TestParseGitConfig: values as git reads them, where Wrap's first reader
 // kept a trailing comment, a byte-order mark or a continued line as part
-// of a path (red team: the real hooks path stayed writable).
+// of a path (otherwise the real hooks path stayed writable).
 func TestParseGitConfig(t *testing.T) {
 	cases := []struct {
 		name, text string

@@ -103,7 +103,7 @@ func TestDecide(t *testing.T) {
 		{"x.secret.corp.test", 443, false, "deny-domains"},
 		{"bad name", 443, false, "not a valid"},
 		// An address with a zone that ends like an allowed suffix is an
-		// address, not a name (the red team's way past a wildcard).
+		// address, not a name (a way past a wildcard).
 		{"2001:db8::5%.corp.test", 443, false, "zone"},
 		{"[2001:db8::5%.corp.test]", 443, false, "zone"},
 		{"::1%.corp.test", 443, false, "zone"},

@@ -340,7 +340,7 @@ func (f fakeInfo) Sys() any           { return nil }
 
 // TestGuardedBelowAFile: a guarded name below something that exists but
 // is no directory (a .cargo file) is no guarded name at all: the guard
-// does not cover it, and the report says so (red team).
+// does not cover it, and the report says so.
 func TestGuardedBelowAFile(t *testing.T) {
 	s := Spec{Writable: []string{"/ws"}, Guarded: []string{"/ws/.cargo/config.toml"}}
 	lstat := func(p string) (fs.FileInfo, error) {

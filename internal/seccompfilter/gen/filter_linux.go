@@ -405,7 +405,7 @@ func byNumber(k programKey) []numberRule {
 	// notified setxattr family). So does file_setattr, which sets the
 	// inode flags FS_IOC_FSSETXATTR sets (chattr uses the ioctl, which
 	// the supervisor confines): it changed flags of files outside the
-	// writable roots (red team).
+	// writable roots.
 	return append(rules, numberRule{sysSetxattrat, enosys}, numberRule{sysRemovexattrat, enosys}, numberRule{sysFileSetattr, enosys})
 }
 
