@@ -5,6 +5,7 @@
 //	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
 //	            [--allow-private-destinations] [--allow-local-port PORT]...
 //	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
+//	            [--max-processes N] [--max-memory SIZE] [--max-temp-size SIZE]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
@@ -125,6 +126,46 @@ func (p *portsFlag) Set(v string) error {
 	return nil
 }
 
+// sizeFlag is a byte count: a number with an optional K, M, G or T
+// suffix (powers of 1024); 0 means none.
+type sizeFlag int64
+
+func (b *sizeFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*b = sizeFlag(n)
+	return nil
+}
+
+// parseSize parses a byte count: digits with an optional K, M, G or T
+// (KiB, MiB, GiB, TiB).
+func parseSize(v string) (int64, error) {
+	num, shift := v, 0
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'K', 'k':
+			shift = 10
+		case 'M', 'm':
+			shift = 20
+		case 'G', 'g':
+			shift = 30
+		case 'T', 't':
+			shift = 40
+		}
+		if shift > 0 {
+			num = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with K, M, G or T)", v)
+	}
+	return n << shift, nil
+}
+
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
        sandbox-run doctor [--json]
@@ -195,6 +236,10 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
 	runnerName := fs.String("runner", "auto", "auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
+	maxProcesses := fs.Int("max-processes", 0, fmt.Sprintf("the most processes and threads the command runs at once (0: the default, %d)", sandbox.DefaultMaxProcesses))
+	var maxMemory, maxTempSize sizeFlag
+	fs.Var(&maxMemory, "max-memory", "the command's memory limit, in bytes or with K, M, G (0: none)")
+	fs.Var(&maxTempSize, "max-temp-size", "the size limit of the command's $TMPDIR, in bytes or with K, M, G (0: none)")
 	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
 	var keepEnv, unsetEnv, setEnv listFlag
 	fs.Var(&keepEnv, "keep-env", "variable (or pattern) passed on although it looks like a credential (repeatable)")
@@ -270,6 +315,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			AllowPrivateDestinations: *allowPrivate,
 			AllowLocalPorts:          localPorts,
 			RequireFull:              *requireFull,
+			Limits:                   sandbox.Limits{MaxProcesses: *maxProcesses, MaxMemory: int64(maxMemory), MaxTempSize: int64(maxTempSize)},
 			Env:                      envPolicy,
 		},
 	}
