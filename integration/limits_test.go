@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -293,6 +294,51 @@ func TestLimitsCgroupsRemoved(t *testing.T) {
 			if _, err := os.Stat(cg); !os.IsNotExist(err) {
 				t.Errorf("the cgroup %s is left after Cleanup (%v)", cg, err)
 			}
+		}
+	})
+}
+
+// TestCLILimits: sandbox-run's --max-processes, --max-memory and
+// --max-temp-size reach the wrap, its report names each limit and its
+// mechanism, and a bad value is INVALID_POLICY naming the field, with the
+// command not run.
+func TestCLILimits(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		report := filepath.Join(s.base, "report.json")
+		out, errs, code := cli(t, s.ws, "--runner", s.runner, "--json-report", report, "--max-processes", "50",
+			"--max-memory", "64M", "--max-temp-size", "8M", "--", "/bin/sh", "-c", "echo ran")
+		if code != 0 || out != "ran\n" {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+		var rep struct {
+			Wrap *sandbox.Wrapped `json:"wrap"`
+		}
+		b, err := os.ReadFile(report)
+		if err != nil || json.Unmarshal(b, &rep) != nil || rep.Wrap == nil {
+			t.Fatalf("report %s: %v %s", report, err, b)
+		}
+		want := map[string]int64{sandbox.LimitProcesses: 50, sandbox.LimitMemory: 64 << 20, sandbox.LimitTempSize: 8 << 20}
+		for _, l := range rep.Wrap.Limits {
+			if want[l.Name] != l.Value {
+				t.Errorf("report's limit %+v, want %s %d", l, l.Name, want[l.Name])
+			}
+			delete(want, l.Name)
+			if l.Mechanism == "" && !strings.Contains(errs, "limits: "+l.Name+" limit not held") {
+				t.Errorf("%s limit not held, and the notice does not say so: %q", l.Name, errs)
+			}
+		}
+		if len(want) > 0 {
+			t.Errorf("the report names no %v limit: %s", want, b)
+		}
+
+		marker := filepath.Join(s.ws, "ran")
+		for _, bad := range [][]string{{"--max-processes", "5"}, {"--max-memory", "1M"}, {"--max-temp-size", "12x"}} {
+			_, errs, code := cli(t, s.ws, append(append([]string{"--runner", s.runner}, bad...), "--", "/bin/sh", "-c", "touch "+marker)...)
+			field := "limits.max_" + strings.ReplaceAll(strings.TrimPrefix(bad[0], "--max-"), "-", "_")
+			if code != 125 || (bad[1] != "12x" && !strings.Contains(errs, "INVALID_POLICY: "+field+" ")) {
+				t.Errorf("%q: exit %d, stderr %q; want 125 and INVALID_POLICY naming %s", bad, code, errs, field)
+			}
+			wantAbsent(t, marker)
 		}
 	})
 }
