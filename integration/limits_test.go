@@ -93,6 +93,17 @@ func noSurvivors(t *testing.T, marker string) {
 	}
 }
 
+// wrapCgroups returns the cgroups the wrap's launcher joins (-cgroup).
+func wrapCgroups(w *sandbox.Wrapped) []string {
+	var out []string
+	for i, a := range w.Args {
+		if a == "-cgroup" && i+1 < len(w.Args) {
+			out = append(out, w.Args[i+1])
+		}
+	}
+	return out
+}
+
 // TestLimitsForkStorm: a command that tries to start 300 processes under a
 // limit of 50 is stopped at the limit (fork fails with EAGAIN), and leaves
 // nothing behind; with a limit of 400 the same command starts them all.
@@ -220,12 +231,7 @@ func TestLimitsCannotBeRaised(t *testing.T) {
 		pol := s.policy()
 		pol.Limits.MaxProcesses = 50
 		w := s.wrap(pol, "true")
-		var cgroups []string
-		for i, a := range w.Args {
-			if a == "-cgroup" && i+1 < len(w.Args) {
-				cgroups = append(cgroups, w.Args[i+1])
-			}
-		}
+		cgroups := wrapCgroups(w)
 		switch l := limitOf(t, w, sandbox.LimitProcesses); l.Mechanism {
 		case sandbox.MechNprocRlimit:
 			r := s.run(pol, "python3", "-c", `import resource
@@ -268,12 +274,7 @@ func TestLimitsCgroupsRemoved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cgroups []string
-		for i, a := range w.Args {
-			if a == "-cgroup" && i+1 < len(w.Args) {
-				cgroups = append(cgroups, w.Args[i+1])
-			}
-		}
+		cgroups := wrapCgroups(w)
 		if len(cgroups) == 0 {
 			w.Cleanup()
 			t.Logf("no cgroup made here (process limit by %q): nothing to remove", limitOf(t, w, sandbox.LimitProcesses).Mechanism)
