@@ -343,3 +343,28 @@ func TestCLILimits(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitsFailClosed: a launcher that cannot hold a limit it was given
+// fails with its signed line and exit 125, and the command never runs: a
+// cgroup that cannot be joined (both runners), a temp dir size under
+// landlock, which mounts nothing. The same wrap unchanged runs (the
+// control).
+func TestLimitsFailClosed(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		marker := filepath.Join(s.ws, "ran")
+		cases := map[string][]string{"a cgroup that is not there": {"-cgroup", filepath.Join(s.base, "no-cgroup")}}
+		if s.runner == "landlock" {
+			cases["-tmpsize under landlock"] = []string{"-tmpsize", "8388608"}
+		}
+		for name, opts := range cases {
+			w := s.wrap(s.policy(), self(t), toolArg, "write", marker)
+			w.Args = withOptions(w.Args, opts...)
+			r := s.spawn(w, nil)
+			if r.code != 125 || !strings.HasPrefix(r.stderr, w.RunnerFailure.FatalPrefix) || w.Classify(r.code, []byte(r.stderr)).Kind != sandbox.OutcomeRunnerFailure {
+				t.Errorf("%s: exit %d, stderr %q; want a runner failure", name, r.code, r.stderr)
+			}
+			wantAbsent(t, marker)
+		}
+		wantOK(t, "the same wrap unchanged", toolAnswer(t, s.run(s.policy(), self(t), toolArg, "write", marker)))
+	})
+}
