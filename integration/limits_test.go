@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,53 @@ func TestLimitsFailClosed(t *testing.T) {
 			wantAbsent(t, marker)
 		}
 		wantOK(t, "the same wrap unchanged", toolAnswer(t, s.run(s.policy(), self(t), toolArg, "write", marker)))
+	})
+}
+
+// TestLimitsCgroupOfAKilledCLI: a CLI killed by SIGKILL cannot remove its
+// cgroup; the next wrap that makes one there removes it (its name carries
+// the dead CLI's pid).
+func TestLimitsCgroupOfAKilledCLI(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		cgs := wrapCgroups(s.wrap(s.policy(), "true"))
+		if len(cgs) == 0 {
+			t.Logf("no cgroup made here (%s runner, uid %d): nothing to leave behind", s.runner, os.Getuid())
+			return
+		}
+		cli := exec.Command(helperBinary(t, "sandbox-run"), "--runner", s.runner, "--quiet", "--", "sleep", "30")
+		cli.Dir = s.ws
+		if err := cli.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pattern := filepath.Join(filepath.Dir(cgs[0]), "sandbox-local-"+strconv.Itoa(cli.Process.Pid)+"-*")
+		var left []string
+		for deadline := time.Now().Add(10 * time.Second); len(left) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			left, _ = filepath.Glob(pattern)
+		}
+		cli.Process.Kill()
+		cli.Wait()
+		if len(left) == 0 {
+			t.Fatalf("the CLI made no cgroup %s", pattern)
+		}
+		// The sandbox dies with the CLI (docs/contract.md, Lifetime); its
+		// cgroup stays, empty.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			b, err := os.ReadFile(filepath.Join(left[0], "cgroup.procs"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(strings.TrimSpace(string(b))) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("processes still in the killed CLI's cgroup: %q", b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.wrap(s.policy(), "true")
+		if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+			t.Errorf("the killed CLI's cgroup %s is left after the next wrap (%v)", left[0], err)
+		}
 	})
 }

@@ -23,10 +23,42 @@ import (
 // hold that user to RLIMIT_NPROC, in any user namespace.
 func isRoot() bool { return os.Getuid() == 0 }
 
-// cgroupPrefix starts the name of every cgroup a wrap makes. The rest is
-// random and not the wrap's token: the command reads its own cgroup's
-// name in /proc/self/cgroup.
+// cgroupPrefix starts the name of every cgroup a wrap makes:
+// cgroupPrefix PID "-" RANDOM, PID the provider's (as the temp dirs'
+// names carry it), so that the cgroups of a provider that ended without
+// Cleanup are found and removed (sweepCgroups). The rest is random and not
+// the wrap's token: the command reads its own cgroup's name in
+// /proc/self/cgroup.
 const cgroupPrefix = "sandbox-local-"
+
+// maxCgroupSweep bounds how many stale cgroups one wrap removes.
+const maxCgroupSweep = 16
+
+// sweepCgroups removes up to maxCgroupSweep empty cgroups in parent that a
+// provider made (cgroupPrefix) and whose process is gone. A cgroup that
+// still holds a process is not empty, and rmdir refuses it; a reused pid
+// keeps one until that process is gone too.
+func sweepCgroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	n := 0
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() || n >= maxCgroupSweep {
+			continue
+		}
+		p, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(p)
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if unix.Rmdir(filepath.Join(parent, e.Name())) == nil {
+			n++
+		}
+	}
+}
 
 // hierarchy is one mounted cgroup hierarchy and where this process is in
 // it.
@@ -196,7 +228,8 @@ func makeCgroup(parent string, wantPids, wantMem bool, pids, memory int64) (stri
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", got, err
 	}
-	dir := filepath.Join(parent, cgroupPrefix+hex.EncodeToString(b[:]))
+	sweepCgroups(parent)
+	dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", got, fmt.Errorf("make a cgroup in %s: %w", parent, unwrapPath(err))
 	}

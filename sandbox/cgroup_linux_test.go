@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -68,5 +69,28 @@ func TestReadHierarchies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSweepCgroups(t *testing.T) {
+	dir := t.TempDir()
+	gone := os.Getpid() + 1<<21 // above pid_max's default: no such process
+	names := map[string]bool{   // name: kept
+		cgroupPrefix + strconv.Itoa(gone) + "-00aa":        false,
+		cgroupPrefix + strconv.Itoa(os.Getpid()) + "-00bb": true, // this provider's own
+		cgroupPrefix + "1-00cc":                            true, // pid 1 lives
+		cgroupPrefix + "x-00dd":                            true, // not a provider's name
+		"other-" + strconv.Itoa(gone):                      true,
+	}
+	for n := range names {
+		if err := os.Mkdir(filepath.Join(dir, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepCgroups(dir)
+	for n, kept := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); (err == nil) != kept {
+			t.Errorf("%s: present %v, want %v", n, err == nil, kept)
+		}
 	}
 }
