@@ -405,6 +405,13 @@ func toolVerb(args []string) string {
 			}
 		}
 		return result(err)
+	case "fill":
+		// fill PATH BYTES: writes BYTES zero bytes to a new file PATH.
+		n, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: size"
+		}
+		return result(os.WriteFile(arg(1), make([]byte, n), 0o600))
 	case "write-fd":
 		fd, err := strconv.Atoi(arg(1))
 		if err != nil {

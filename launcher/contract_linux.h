@@ -7,7 +7,7 @@
 #define SBX_CONTRACT_LINUX_H
 
 // Version: the contract version, the launcher argv's first argument.
-#define SBX_VERSION "sandbox-local/6"
+#define SBX_VERSION "sandbox-local/7"
 // MaxArgs: the most launcher arguments a decoder accepts.
 #define SBX_MAX_ARGS 65536
 // TokenEnv: the variable that carries the wrap's token.
@@ -40,6 +40,10 @@
 #define SBX_ABI_RESOLVE_UNIX 9
 // MaxABI: the largest -abi a decoder accepts.
 #define SBX_MAX_ABI 99
+// MaxProcesses: the largest -nproc a decoder accepts.
+#define SBX_MAX_PROCESSES 4194304
+// MaxBytes: the largest -as and -tmpsize a decoder accepts.
+#define SBX_MAX_BYTES 1152921504606846976LL
 // ErratumSignalScoping: below it, signal scoping counts as missing.
 #define SBX_ERRATUM_SIGNAL_SCOPING 2
 // NoticePrefix(LandlockRun): the start of landlock-run's notice line (-notice follows).

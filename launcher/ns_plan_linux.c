@@ -49,7 +49,7 @@ static void add_layer(struct sbx_plan *p, int kind, const char *path, int isdir,
 	char *copy = strdup(path);
 	if (!p->layers || !copy)
 		sbx_fatal(sbx_token, "plan the mounts: out of memory");
-	p->layers[p->nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0};
+	p->layers[p->nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0, 0};
 }
 
 // guard_add adds a name for the guard to refuse: name in the directory
@@ -393,6 +393,10 @@ int ns_plan(const struct spec *s, struct sbx_plan *p) {
 		if (fd < 0)
 			return refuse(p, "plan the mounts: writable root %s: %s", w, sbx_swapped_or(errno));
 		add_layer(p, LAYER_WRITABLE, w, 1, fd, NULL);
+		if (i == s->nwritable && s->tmpsize)
+			for (int j = 0; j < p->nlayers; j++)
+				if (p->layers[j].kind == LAYER_WRITABLE && !strcmp(p->layers[j].path, w))
+					p->layers[j].size = s->tmpsize;
 	}
 	if (plan_deny_read(s, p) < 0)
 		return -1;

@@ -132,5 +132,6 @@ void sbx_ns_stage2(int argc, char **argv) {
 	sbx_leave_terminal();
 	sbx_reset_signals();
 	sbx_release_env();
+	sbx_set_limits(&s);
 	sbx_exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
 }

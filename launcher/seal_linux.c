@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -234,4 +235,17 @@ void sbx_release_env(void) {
 			*out++ = *e;
 	}
 	*out = NULL;
+}
+
+void sbx_set_limits(const struct spec *s) {
+	if (s->nproc > 0) {
+		struct rlimit r = {(rlim_t)s->nproc, (rlim_t)s->nproc};
+		if (setrlimit(RLIMIT_NPROC, &r) < 0)
+			sbx_fatal(sbx_token, "set the process limit (RLIMIT_NPROC %d): %s", s->nproc, strerror(errno));
+	}
+	if (s->as > 0) {
+		struct rlimit r = {(rlim_t)s->as, (rlim_t)s->as};
+		if (setrlimit(RLIMIT_AS, &r) < 0)
+			sbx_fatal(sbx_token, "set the memory limit (RLIMIT_AS %lld): %s", s->as, strerror(errno));
+	}
 }

@@ -44,6 +44,11 @@
 // Policy.Env changes that (EnvPolicy), and Wrapped.WithheldEnv names what
 // was withheld.
 //
+// Policy.Limits bounds the processes the command runs at once (by default
+// DefaultMaxProcesses), its memory and its temp dir's size;
+// Wrapped.Limits names each limit and what holds it here (a cgroup, an
+// rlimit, a tmpfs), or why nothing does.
+//
 // Every Wrapped says whether enforcement is Full or Partial and lists the
 // Gaps that make it partial; Policy.RequireFull turns a partial wrap into
 // SANDBOX_UNAVAILABLE, and the launchers check again at launch. The exit

@@ -114,6 +114,9 @@ type Policy struct {
 	// zero value withholds the variables that look like credentials
 	// (Wrapped.WithheldEnv names them).
 	Env EnvPolicy `json:"env,omitzero"`
+	// Limits bounds the processes, memory and temp dir size of the
+	// command; the zero value holds only DefaultMaxProcesses.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // Request is one command to wrap.
@@ -150,6 +153,7 @@ type resolved struct {
 	networkMode   NetworkMode
 	network       netPolicy
 	requireFull   bool
+	limits        Limits
 }
 
 // validate checks req before anything is spawned or changed, and resolves
@@ -174,6 +178,10 @@ func validate(req Request) (*resolved, error) {
 	if err := validateEnv(p.Env); err != nil {
 		return nil, err
 	}
+	if err := validateLimits(p.Limits); err != nil {
+		return nil, err
+	}
+	r.limits = p.Limits
 
 	switch p.Mode {
 	case ReadOnly, WorkspaceWrite:

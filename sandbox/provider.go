@@ -117,6 +117,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			return nil, err
 		}
 	}
+	limitGaps := applyLimits(run, r, &spec, w)
 	if err := startNetwork(run, r, &spec, w, p.cfg.Resolver); err != nil {
 		w.Cleanup()
 		return nil, err
@@ -132,7 +133,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Cleanup()
 		return nil, err
 	}
-	w.Gaps = append(w.Gaps, protectGaps...)
+	w.Gaps = append(append(w.Gaps, protectGaps...), limitGaps...)
 	w.Enforcement = Full
 	if len(w.Gaps) > 0 {
 		w.Enforcement = Partial

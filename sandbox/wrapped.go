@@ -19,7 +19,7 @@ const (
 )
 
 // Gap names one part of the policy a runner does not enforce. It has two
-// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc or
+// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc, AreaLimits or
 // AreaClassify), the class of confinement, and Reason (a string), what is
 // not enforced and why. In JSON they are "area" and "reason"; String
 // returns "area: reason".
@@ -29,7 +29,7 @@ const (
 type Gap = vocab.Gap
 
 // Area is the class of confinement a Gap is about, a string: "fs", "net",
-// "ipc", "proc" or "classify".
+// "ipc", "proc", "limits" or "classify".
 type Area = vocab.Area
 
 // The areas of a Gap.
@@ -41,6 +41,9 @@ const (
 	// AreaClassify ("classify"): the report of a result (telling a runner
 	// failure from the command's own), rather than the confinement itself.
 	AreaClassify = vocab.AreaClassify
+	// AreaLimits ("limits"): a resource limit the policy asked for that
+	// the runner cannot hold (Wrapped.Limits says which, and why).
+	AreaLimits = vocab.AreaLimits
 )
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with
@@ -101,6 +104,10 @@ type Wrapped struct {
 	// Proxy is the URL of the domain proxy the command's clients are
 	// pointed at (NetworkProxied), as the command reaches it.
 	Proxy string `json:"proxy,omitempty"`
+	// Limits are the wrap's resource limits (Policy.Limits, and the
+	// default process limit), each with the mechanism that holds it here,
+	// or none and why.
+	Limits []Limit `json:"limits,omitempty"`
 
 	cleanupOnce sync.Once
 	cleanupErr  error

@@ -5,7 +5,9 @@
 //	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
 //	            [--allow-private-destinations] [--allow-local-port PORT]...
 //	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
-//	            [--json-report FILE] [--quiet] [--kill-after DURATION]
+//	            [--max-processes N] [--max-memory SIZE] [--max-temp-size SIZE]
+//	            [--json-report FILE] [--report-launch] [--quiet] [--kill-after DURATION]
+//	            [--policy FILE] [--print-policy]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            -- CMD [ARG...]
 //	sandbox-run explain [flags] PATH...
@@ -138,6 +140,46 @@ func (p *portsFlag) Set(v string) error {
 	return nil
 }
 
+// sizeFlag is a byte count: a number with an optional K, M, G or T
+// suffix (powers of 1024); 0 means none.
+type sizeFlag int64
+
+func (b *sizeFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*b = sizeFlag(n)
+	return nil
+}
+
+// parseSize parses a byte count: digits with an optional K, M, G or T
+// (KiB, MiB, GiB, TiB).
+func parseSize(v string) (int64, error) {
+	num, shift := v, 0
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'K', 'k':
+			shift = 10
+		case 'M', 'm':
+			shift = 20
+		case 'G', 'g':
+			shift = 30
+		case 'T', 't':
+			shift = 40
+		}
+		if shift > 0 {
+			num = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with K, M, G or T)", v)
+	}
+	return n << shift, nil
+}
+
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
        sandbox-run explain [flags] PATH...
@@ -248,7 +290,11 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
 	runnerName := fs.String("runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
-	report := fs.String("json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, outcome and refusals, withheld variables, the policy")
+	maxProcesses := fs.Int("max-processes", 0, fmt.Sprintf("the most processes and threads (`N`) the command runs at once (0: the default, %d)", sandbox.DefaultMaxProcesses))
+	var maxMemory, maxTempSize sizeFlag
+	fs.Var(&maxMemory, "max-memory", "the command's memory limit, a `SIZE` in bytes or with K, M, G (0: none)")
+	fs.Var(&maxTempSize, "max-temp-size", "the size limit of the command's $TMPDIR, a `SIZE` in bytes or with K, M, G (0: none)")
+	report := fs.String("json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, limits, outcome and refusals, withheld variables, the policy")
 	reportLaunch := fs.Bool("report-launch", false, "put the launch in the --json-report as well (the launcher's path, arguments and environment rule)")
 	var keepEnv, unsetEnv, setEnv listFlag
 	fs.Var(&keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)")
@@ -341,6 +387,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			AllowPrivateDestinations: *allowPrivate,
 			AllowLocalPorts:          localPorts,
 			RequireFull:              *requireFull,
+			Limits:                   sandbox.Limits{MaxProcesses: *maxProcesses, MaxMemory: int64(maxMemory), MaxTempSize: int64(maxTempSize)},
 			Env:                      envPolicy,
 		},
 	}
@@ -562,7 +609,8 @@ func (c *capture) kept() []byte {
 
 // reportFile is the --json-report file, opened before the command ran.
 // runReport is what --json-report writes: first what a reader wants to
-// know (the runner, how complete the confinement was and why not, what
+// know (the runner, how complete the confinement was and why not, the
+// resource limits in force, what
 // happened and what was refused, what was withheld, the policy), then the
 // launch itself (the launcher's path and arguments, the environment rule)
 // only with --report-launch, since its arguments run to kilobytes.
@@ -570,6 +618,7 @@ type runReport struct {
 	Runner      string              `json:"runner"`
 	Enforcement sandbox.Enforcement `json:"enforcement"`
 	Gaps        []sandbox.Gap       `json:"gaps,omitempty"`
+	Limits      []sandbox.Limit     `json:"limits,omitempty"`
 	Outcome     sandbox.Outcome     `json:"outcome"`
 	WithheldEnv []string            `json:"withheld_env,omitempty"`
 	Policy      sandbox.Policy      `json:"policy"`
@@ -699,7 +748,7 @@ const stderrDrain = 2 * time.Second
 
 // writeReport writes the wrap and its outcome to the report file.
 func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, stderr io.Writer) {
-	out := runReport{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps, Outcome: outcome,
+	out := runReport{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps, Limits: w.Limits, Outcome: outcome,
 		WithheldEnv: w.WithheldEnv, Policy: rep.policy}
 	if rep.launch {
 		out.Wrap = w

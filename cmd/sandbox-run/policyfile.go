@@ -31,6 +31,7 @@ var policyFlags = map[string][]string{
 	"allow_local_ports":          {"allow-local-port"},
 	"allow_unix_sockets":         {"allow-unix-socket"},
 	"require_full":               {"require-full"},
+	"limits":                     {"max-processes", "max-memory", "max-temp-size"},
 	"env":                        {"keep-env", "unsetenv", "setenv", "clearenv", "minimal-env"},
 }
 

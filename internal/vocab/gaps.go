@@ -44,6 +44,9 @@ const (
 	// AreaClassify: the report of a result (telling a runner failure from
 	// the command's own), rather than the confinement itself.
 	AreaClassify Area = "classify"
+	// AreaLimits: a resource limit the policy asked for (processes,
+	// memory, temp dir size) that the runner cannot hold here.
+	AreaLimits Area = "limits"
 )
 
 // Landlock ABI levels at which the access classes this project relies on
