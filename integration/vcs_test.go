@@ -156,6 +156,34 @@ func TestBreezyBranchConf(t *testing.T) {
 	})
 }
 
+// TestDarcsDefaults: a Darcs repository has no _darcs/prefs/defaults
+// until someone writes one; a command that creates it with a posthook
+// makes the user's next darcs record run it. Under namespaces creating it
+// fails (EROFS) and darcs record runs nothing; the positive control
+// creates it unconfined and darcs record runs the hook. Under landlock it
+// is a reported gap.
+func TestDarcsDefaults(t *testing.T) {
+	needTool(t, "darcs", "darcs")
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		env := []string{"HOME=" + s.base, "DARCS_EMAIL=t <t@example.com>"}
+		onHost(t, s.ws, "darcs init -q && echo f > f && darcs add -q f", env...)
+		defaults := filepath.Join(s.ws, "_darcs", "prefs", "defaults")
+		marker := filepath.Join(s.base, "posthook-ran")
+		plant := fmt.Sprintf("printf 'ALL posthook touch %s\nALL run-posthook\n' > _darcs/prefs/defaults", marker)
+		pol := s.policy()
+		if !s.traits().enforcesReadOnly {
+			wantGaps(t, s, pol, defaults)
+			return
+		}
+		r := s.run(pol, "/bin/sh", "-c", plant)
+		if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+			t.Fatalf("plant _darcs/prefs/defaults: exit %d stderr %q, want Read-only file system", r.code, r.stderr)
+		}
+		wantAbsent(t, defaults)
+		wantNextCommandClean(t, s.ws, plant, "echo g >> f && darcs record -q -a -m next", marker, env...)
+	})
+}
+
 // TestOtherVCSConfigsProtected: the repository-local files of Jujutsu,
 // Sapling, Darcs, Pijul and Mercurial that run programs (docs/policy.md,
 // "Other version-control systems"), absent here, cannot be created under

@@ -45,6 +45,7 @@ var toolConfigs = []struct{ name, why string }{
 	{".lefthook.yml", "the same, hidden"},
 	{"lefthook-local.yml", "the same, the local override"},
 	{"bunfig.toml", "bun runs its preload scripts on every bun run and test"},
+	{"pijul.toml", "pijul record runs the shared hooks it declares once approved, and an approval is kept in .pijul"},
 	// Toolchain pins that can name a directory of programs.
 	{"rust-toolchain.toml", "rustup runs cargo and rustc from a toolchain.path it names, for every cargo and rustc below the root"},
 	{"rust-toolchain", "the same, older name"},
