@@ -125,6 +125,40 @@ func TestMercurialHgrc(t *testing.T) {
 	})
 }
 
+// TestMercurialHookScript: a present hgrc whose hook runs a script kept
+// in the worktree (and an %include'd config there) has that script and
+// config protected too, like git's config programs: under namespaces the
+// command cannot add to the script and the user's next hg status runs
+// nothing it wrote; the positive control appends unconfined and hg status
+// runs it. Under landlock both are reported gaps.
+func TestMercurialHookScript(t *testing.T) {
+	needTool(t, "hg", "mercurial")
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		onHost(t, s.ws, "hg init")
+		write(t, filepath.Join(s.ws, ".hg", "hgrc"), "[hooks]\npre-status = ./tools/status-hook.sh\n%include ../team.rc\n")
+		write(t, filepath.Join(s.ws, "team.rc"), "[ui]\nusername = t\n")
+		script := filepath.Join(s.ws, "tools", "status-hook.sh")
+		write(t, script, "#!/bin/sh\ntrue\n")
+		if err := os.Chmod(script, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		marker := filepath.Join(s.base, "hook-script-ran")
+		plant := fmt.Sprintf("echo 'touch %s' >> tools/status-hook.sh", marker)
+		pol := s.policy()
+		if !s.traits().enforcesReadOnly {
+			wantGaps(t, s, pol, script, filepath.Join(s.ws, "team.rc"))
+			return
+		}
+		r := s.run(pol, "/bin/sh", "-c", plant)
+		if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+			t.Fatalf("append to the hook script: exit %d stderr %q, want Read-only file system", r.code, r.stderr)
+		}
+		wantDenied(t, "rewrite the included config", s.tool(pol, "append", filepath.Join(s.ws, "team.rc")), "EROFS")
+		wantOK(t, "control: the rest of tools/ is writable", s.tool(pol, "write", filepath.Join(s.ws, "tools", "other.sh")))
+		wantNextCommandClean(t, s.ws, plant, "hg status", marker)
+	})
+}
+
 // TestBreezyBranchConf: Breezy evaluates branch.conf's post_commit as
 // Python on brz commit. Under namespaces the command cannot rewrite it
 // and the user's next brz commit runs nothing; the positive control

@@ -22,17 +22,20 @@ type vcsSurface struct {
 	// shared names the file that points the repository at another one
 	// whose config it reads (Mercurial's and Sapling's sharedpath).
 	shared string
+	// hgrc: files holds configs in Mercurial's syntax, whose includes and
+	// program paths are followed (hgrcTargets).
+	hgrc bool
 }
 
 var vcsSurfaces = []vcsSurface{
 	// Mercurial: hgrc and hgrc-not-shared hold [hooks] and [extensions];
 	// sharedpath, with "shared" in requires, makes hg read another
 	// repository's hgrc (share-safe).
-	{dir: ".hg", files: []string{"hgrc", "hgrc-not-shared", "sharedpath"}, shared: "sharedpath"},
+	{dir: ".hg", files: []string{"hgrc", "hgrc-not-shared", "sharedpath"}, shared: "sharedpath", hgrc: true},
 	// Sapling: config (hooks, extensions) and the dynamic config it
 	// caches beside it; in a git checkout Sapling keeps them in .git/sl.
-	{dir: ".sl", files: []string{"config", "hgrc.dynamic", "sharedpath"}, shared: "sharedpath"},
-	{dir: ".git/sl", files: []string{"config", "hgrc.dynamic"}},
+	{dir: ".sl", files: []string{"config", "hgrc.dynamic", "sharedpath"}, shared: "sharedpath", hgrc: true},
+	{dir: ".git/sl", files: []string{"config", "hgrc.dynamic"}, hgrc: true},
 	// Darcs: defaults sets any command's options (--posthook, --prehook
 	// and the like run programs); prefs holds the test command.
 	{dir: "_darcs", files: []string{"prefs/defaults", "prefs/prefs"}},
@@ -60,13 +63,17 @@ func vcsProtected(fsys fileSystem, root string, roots []string) []string {
 		if !isDir(fsys, dir) {
 			continue
 		}
-		for _, f := range v.files {
-			out = append(out, filepath.Join(dir, f))
-		}
+		dirs := []string{dir}
 		if v.shared != "" {
 			if src := sharedSource(fsys, dir, v.shared); src != "" && underAny(src, roots) {
-				for _, f := range v.files {
-					out = append(out, filepath.Join(src, f))
+				dirs = append(dirs, src)
+			}
+		}
+		for _, d := range dirs {
+			for _, f := range v.files {
+				out = append(out, filepath.Join(d, f))
+				if v.hgrc && f != v.shared {
+					out = append(out, hgrcTargets(fsys, root, filepath.Join(d, f))...)
 				}
 			}
 		}
@@ -193,4 +200,83 @@ func bareGitDir(dir string) bool {
 	}
 	obj, err := os.Lstat(filepath.Join(dir, "objects"))
 	return err == nil && obj.IsDir()
+}
+
+// hgrcTargets returns what a Mercurial (or Sapling) config names that hg
+// reads as config or runs: the files of %include (relative to the
+// including file, followed to a small depth), the program of a [hooks]
+// shell command named by a path and the file of a python:PATH:function
+// hook (relative to the repository's root, where hg runs hooks), and an
+// extension loaded from a path (relative to the root, where the user
+// runs hg). Protecting the config alone would leave those writable. At
+// most maxConfigFiles files are read.
+func hgrcTargets(fsys fileSystem, root, config string) []string {
+	seen := map[string]bool{}
+	var out []string
+	var read func(string, int)
+	read = func(file string, depth int) {
+		if depth > 4 || seen[file] || len(seen) >= maxConfigFiles {
+			return
+		}
+		seen[file] = true
+		b, err := fsys.ReadFile(file)
+		if err != nil {
+			return
+		}
+		section := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" || line[0] == ' ' || line[0] == '\t' {
+				continue // a continuation line carries no new key
+			}
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "" || line[0] == '#' || line[0] == ';':
+			case strings.HasPrefix(line, "%include"):
+				name := strings.TrimSpace(strings.TrimPrefix(line, "%include"))
+				if name == "" || strings.IndexByte(name, 0) >= 0 {
+					continue
+				}
+				inc := resolveGitPath(name, filepath.Dir(file))
+				out = append(out, inc)
+				read(inc, depth+1)
+			case line[0] == '[':
+				end := strings.IndexByte(line, ']')
+				if end > 0 {
+					section = strings.TrimSpace(line[1:end])
+				}
+			default:
+				_, value, ok := strings.Cut(line, "=")
+				value = strings.TrimSpace(value)
+				if !ok || value == "" || strings.IndexByte(value, 0) >= 0 {
+					continue
+				}
+				if p := hgProgram(section, value, root); p != "" && p != root {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	read(config, 0)
+	return out
+}
+
+// hgProgram is the file a [hooks] or [extensions] value names by a path,
+// or "".
+func hgProgram(section, value, root string) string {
+	switch section {
+	case "hooks":
+		if rest, ok := strings.CutPrefix(value, "python:"); ok {
+			if i := strings.LastIndexByte(rest, ':'); i > 0 && (strings.ContainsRune(rest[:i], '/') || strings.HasSuffix(rest[:i], ".py")) {
+				return resolveGitPath(rest[:i], root)
+			}
+			return ""
+		}
+		return programPath(value, root)
+	case "extensions":
+		if value[0] == '!' || !strings.ContainsRune(value, '/') {
+			return "" // disabled, or a module found on Python's path
+		}
+		return resolveGitPath(value, root)
+	}
+	return ""
 }

@@ -46,6 +46,12 @@ func TestVCSProtectedPaths(t *testing.T) {
 	for _, d := range []string{".bzr/branch", "_darcs/prefs", ".pijul", ".sl", ".git/sl"} {
 		mkdir(filepath.Join(others, d))
 	}
+	// An hgrc naming scripts in the worktree, directly and by %include.
+	hgp := filepath.Join(base, "hgp")
+	mkfile(t, filepath.Join(hgp, ".hg", "hgrc"), "[hooks]\npre-commit = ./tools/check.sh --fast\n"+
+		"pretxncommit.lint = python:tools/lint.py:hook\npost-status = echo hi\n"+
+		"[extensions]\nlocal = tools/ext.py\nrebase =\noff = !tools/off.py\nmod = hgext.foo\n%include ../shared.rc\n")
+	mkfile(t, filepath.Join(hgp, "shared.rc"), "[hooks]\nx = ./tools/from-include.sh\n")
 	// A bare repository and a repository's .git given as roots.
 	bare := filepath.Join(base, "bare.git")
 	mkfile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
@@ -67,6 +73,9 @@ func TestVCSProtectedPaths(t *testing.T) {
 			"jj/.jj/repo/store/git_target", "jj/.jj/repo/store/git/hooks", "jj/.jj/repo/store/git/config",
 		}, []string{"jj/.jj/repo/config.toml"}},
 		{"jj secondary workspace", []string{jjws, jj}, []string{"jjws/.jj/repo", "jjws/.jj/workspace-config.toml", "jj/.jj/repo/config-id"}, nil},
+		{"hgrc programs", []string{hgp}, []string{
+			"hgp/tools/check.sh", "hgp/tools/lint.py", "hgp/tools/ext.py", "hgp/shared.rc", "hgp/tools/from-include.sh",
+		}, []string{"hgp/tools/off.py", "hgp/hgext.foo", "hgp/echo"}},
 		{".hg a symlink", []string{linked}, []string{"linked/.hg"}, []string{"linked/.hg/hgrc"}},
 		{"others", []string{others}, []string{
 			"others/.bzr/branch/branch.conf", "others/.bzr/branch/location", "others/.bzr/branch/format",
