@@ -310,9 +310,10 @@ func TestGitWorktreeConfigAbsent(t *testing.T) {
 // (hooks/pre-commit cannot be planted, config cannot be rewritten, an
 // absent config.worktree cannot be created) while objects can be written
 // (the positive control: git can still store there); under landlock they
-// are reported gaps. A workspace inside a git directory, or inside a
-// Mercurial or Jujutsu repository's directory, is INVALID_POLICY, and the
-// repository's working tree is the control that validates.
+// are reported gaps. A workspace in a git directory's hooks or worktrees,
+// or in a Mercurial repository's directory, is INVALID_POLICY; the
+// repository's working tree and a checkout kept inside .git are the
+// controls that validate.
 func TestGitDirAsWorkspace(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		repo := filepath.Join(s.base, "repo")
@@ -345,12 +346,17 @@ func TestGitDirAsWorkspace(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(repo, ".hg"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for _, ws := range []string{filepath.Join(repo, ".git", "hooks"), filepath.Join(repo, ".git", "refs"), filepath.Join(bare, "hooks"), filepath.Join(repo, ".hg")} {
+		git(t, repo, "commit", "-q", "--allow-empty", "-m", "first")
+		git(t, repo, "worktree", "add", "-q", filepath.Join(repo, ".git", "checkouts", "wt"))
+		for _, ws := range []string{filepath.Join(repo, ".git", "hooks"), filepath.Join(repo, ".git", "worktrees"), filepath.Join(repo, ".git", "worktrees", "wt"), filepath.Join(bare, "hooks"), filepath.Join(repo, ".hg")} {
 			_, err := s.p.Wrap(t.Context(), sandbox.Request{Argv: []string{"true"}, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}})
 			if !errors.Is(err, sandbox.ErrInvalidPolicy) {
 				t.Errorf("workspace %s: %v, want INVALID_POLICY", ws, err)
 			}
 		}
+		// Controls: the working tree, and a checkout kept inside .git,
+		// which holds none of the git directory's surface.
 		s.wrap(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: repo}, "true")
+		s.wrap(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: filepath.Join(repo, ".git", "checkouts", "wt")}, "true")
 	})
 }

@@ -167,29 +167,35 @@ func isDir(fsys fileSystem, p string) bool {
 var vcsDirNames = []string{".hg", ".sl", ".jj", "_darcs", ".pijul", ".bzr"}
 
 // vcsInterior refuses a writable root that lies inside a repository's own
-// directory, where the protected paths, computed from the top of each
-// root, would miss the files that run programs: in a .hg (or another
-// system's directory, itself included), or strictly inside a git
-// directory (a .git, or a bare repository: HEAD with objects/ beside it),
-// whose hooks/ or worktrees/*/config the root may hold. A root that is a
-// git directory itself is allowed: its surface is protected
-// (rootIsGitDir).
+// directory where the protected paths, computed from the top of each root,
+// would miss files that run programs: in a .hg (or another system's
+// directory, itself included), or inside a git directory (a .git, or a
+// bare repository: HEAD with objects/ beside it) at or below one of its
+// hooks, config, commondir, config.worktree, worktrees, modules or sl. A
+// root that is a git directory itself is allowed (its surface is protected:
+// rootIsGitDir), and so is one elsewhere inside a git directory (a
+// checkout kept in .git/checkouts/x, or objects/), which holds none of it.
 func vcsInterior(what, d string) error {
-	for dir := d; ; {
+	for dir, child := d, ""; ; {
 		base := filepath.Base(dir)
 		switch {
 		case slices.Contains(vcsDirNames, base):
 			return invalidf("%s %q lies in the repository directory %q, whose configs run programs on the next version-control command there: give the working tree instead", what, d, dir)
-		case dir != d && (base == ".git" || bareGitDir(dir)):
-			return invalidf("%s %q lies inside the git directory %q, whose hooks and config it could hold: give the repository's working tree, or the git directory itself", what, d, dir)
+		case dir != d && slices.Contains(gitDirEntries, child) && (base == ".git" || bareGitDir(dir)):
+			return invalidf("%s %q lies in %s of the git directory %q, which runs programs on the next git command: give the repository's working tree, or the git directory itself", what, d, child, dir)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
 			return nil
 		}
-		dir = parent
+		dir, child = parent, base
 	}
 }
+
+// gitDirEntries are the entries of a git directory that hold (or are)
+// what runs programs: its surface, the git dirs of its linked worktrees
+// and submodules, and Sapling's config in a git checkout.
+var gitDirEntries = append([]string{"worktrees", "modules", "sl"}, gitSurface...)
 
 // bareGitDir says whether dir looks like a git directory: a HEAD file (or
 // link) with an objects directory beside it.

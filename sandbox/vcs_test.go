@@ -107,7 +107,7 @@ func TestVCSProtectedPaths(t *testing.T) {
 
 func TestVCSInterior(t *testing.T) {
 	base := t.TempDir()
-	for _, d := range []string{"repo/.git/hooks", "repo/.hg/store", "repo/.jj/repo", "bare.git/objects", "bare.git/hooks", "plain/.github"} {
+	for _, d := range []string{"repo/.git/hooks/sub", "repo/.git/worktrees/w", "repo/.git/checkouts/x", "repo/.hg/store", "repo/.jj/repo", "bare.git/objects", "bare.git/hooks", "plain/.github"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,12 @@ func TestVCSInterior(t *testing.T) {
 		{"repo/.git", true},
 		{"bare.git", true},
 		{"plain/.github", true},
+		{"repo/.git/checkouts/x", true},
+		{"bare.git/objects", true},
 		{"repo/.git/hooks", false},
+		{"repo/.git/hooks/sub", false},
+		{"repo/.git/worktrees", false},
+		{"repo/.git/worktrees/w", false},
 		{"bare.git/hooks", false},
 		{"repo/.hg", false},
 		{"repo/.hg/store", false},
