@@ -216,6 +216,9 @@ func validate(req Request) (*resolved, error) {
 		if err := saneWritable("workspace", ws); err != nil {
 			return nil, err
 		}
+		if err := vcsInterior("workspace", ws); err != nil {
+			return nil, err
+		}
 		roots := pathList{}
 		roots.add(ws)
 		for _, w := range p.WritableRoots {
@@ -224,6 +227,9 @@ func validate(req Request) (*resolved, error) {
 				return nil, err
 			}
 			if err := saneWritable("writable root", d); err != nil {
+				return nil, err
+			}
+			if err := vcsInterior("writable root", d); err != nil {
 				return nil, err
 			}
 			roots.add(d)
