@@ -14,13 +14,13 @@ import (
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
-// needTool skips a case whose version-control system is not installed:
-// the protection itself is asserted on the files by
-// TestOtherVCSConfigsProtected either way.
+// needTool fails a case whose version-control system is not installed
+// (.ci/run installs each): an attack that cannot start proves nothing, and
+// a skip would hide that.
 func needTool(t *testing.T, name, pkg string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed (apt-get install %s): the attack cannot be run end to end here", name, pkg)
+		t.Fatalf("%s is not installed (apt-get install %s): the attack cannot be run end to end", name, pkg)
 	}
 }
 
