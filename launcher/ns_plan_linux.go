@@ -32,10 +32,11 @@ type cLayer struct {
 }
 
 // cGuarded is one guarded name: Name in the directory Dev, Ino, planned
-// for the protected path For.
+// for the protected path For; Bound when the name is there, under a mount.
 type cGuarded struct {
 	Dev, Ino  uint64
 	Name, For string
+	Bound     bool
 }
 
 var layerKinds = map[C.int]string{
@@ -66,7 +67,7 @@ func cPlanFor(spec vocab.Spec) (cPlan, error) {
 		}
 		for _, g := range unsafe.Slice(p.guarded, p.nguarded) {
 			plan.Guarded = append(plan.Guarded, cGuarded{
-				Dev: uint64(g.dev), Ino: uint64(g.ino), Name: C.GoString(g.name), For: C.GoString(g.path),
+				Dev: uint64(g.dev), Ino: uint64(g.ino), Name: C.GoString(g.name), For: C.GoString(g.path), Bound: g.bound != 0,
 			})
 		}
 		deny := unsafe.Slice(s.deny, s.ndeny)

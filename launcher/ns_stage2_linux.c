@@ -123,7 +123,7 @@ void sbx_ns_stage2(int argc, char **argv) {
 	// Signals scoped after the guard is forked: the command cannot signal
 	// it (nor pid 1, stage 1, or its spawner's group).
 	ns_scope_signals();
-	int listener = sbx_load_seccomp(s.seccomp, s.nguard > 0, 1);
+	int listener = sbx_load_seccomp(s.seccomp, ns_guards(&s), 1);
 	if (guard >= 0)
 		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);

@@ -36,7 +36,7 @@ func TestBPFPerKey(t *testing.T) {
 					if len(ports) > 0 {
 						otherPorts = []int{1, 2}
 					}
-					again, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: other, Ports: otherPorts, DenyRead: []string{"/b"}}, profile)
+					again, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: other, Ports: otherPorts, Writable: []string{"/b"}}, profile)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -185,24 +185,30 @@ func TestInstallRefusesPartialInstructions(t *testing.T) {
 	}
 }
 
-// Guarded names turn the guard's rules on under the namespaces profile
-// only: its program changes, the landlock profile's does not.
+// Guarded names, read-only subpaths and deny-read paths each turn the
+// guard's rules on under the namespaces profile only: its program
+// changes, the landlock profile's does not.
 func TestGuardInKey(t *testing.T) {
-	guarded := vocab.Spec{Guarded: []string{"/ws/.git/commondir"}}
-	for _, c := range []struct {
-		profile Profile
-		differ  bool
-	}{{Namespaces, true}, {Landlock, false}} {
-		with, err := BPF(guarded, c.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		without, err := BPF(vocab.Spec{}, c.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (with != without) != c.differ {
-			t.Errorf("profile %d: guarded names change the program: %v, want %v", c.profile, with != without, c.differ)
+	for _, guarded := range []vocab.Spec{
+		{Guarded: []string{"/ws/.git/commondir"}},
+		{ReadOnly: []string{"/ws/.git/config"}},
+		{DenyRead: []string{"/ws/.env"}},
+	} {
+		for _, c := range []struct {
+			profile Profile
+			differ  bool
+		}{{Namespaces, true}, {Landlock, false}} {
+			with, err := BPF(guarded, c.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			without, err := BPF(vocab.Spec{}, c.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (with != without) != c.differ {
+				t.Errorf("%+v, profile %d: the program changes: %v, want %v", guarded, c.profile, with != without, c.differ)
+			}
 		}
 	}
 }

@@ -23,9 +23,10 @@ const (
 // ports are (the ports are Landlock's rules too). The namespaces profile
 // allows IP in its own network namespace already, so its ports change
 // nothing here. Guard: the namespaces profile hands the calls that
-// create a name to the launcher's guard, when the spec has guarded names
-// (vocab.Spec.Guarded). The definition (gen) reads nothing else, so one
-// program per Key and architecture is generated.
+// create a name or write to one to the launcher's guard, when the spec
+// protects a path in a way the guard enforces (Guards). The definition
+// (gen) reads nothing else, so one program per Key and architecture is
+// generated.
 type Key struct {
 	Profile      Profile
 	AllowNetwork bool
@@ -38,7 +39,17 @@ type Key struct {
 func Of(s vocab.Spec, profile Profile) Key {
 	return Key{Profile: profile, AllowNetwork: s.AllowNetwork, UnixSockets: len(s.UnixSockets) > 0,
 		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0,
-		Guard:    profile == Namespaces && len(s.Guarded) > 0}
+		Guard:    profile == Namespaces && Guards(s)}
+}
+
+// Guards reports whether the namespaces launcher runs its guard for s: it
+// refuses creating the guarded names (vocab.Spec.Guarded), and writing to
+// a read-only or deny-read path a host process replaced during the run
+// (its bind then detached). ns-run decides the same from its decoded
+// arguments (launcher/ns_stage2_linux.c, ns_guards), and loads the
+// program with a listener exactly then.
+func Guards(s vocab.Spec) bool {
+	return len(s.Guarded) > 0 || len(s.ReadOnly) > 0 || len(s.DenyRead) > 0
 }
 
 // All are every Key Of can give: the programs generated.
