@@ -1030,7 +1030,19 @@ void ns_guard_serve(int listener, const struct sbx_plan *plan) {
 		answer(plan);
 }
 
-int ns_guards(const struct spec *s) { return s->nguard > 0 || s->nro > 0 || s->ndeny > 0; }
+int ns_guards(const struct spec *s) {
+	if (s->nguard > 0)
+		return 1;
+	for (int i = 0; i < s->nro + s->ndeny; i++) {
+		const char *p = i < s->nro ? s->ro[i] : s->deny[i - s->nro];
+		for (int j = 0; j <= s->nwritable; j++) {
+			const char *r = j < s->nwritable ? s->writable[j] : s->tempdir;
+			if (r && sbx_within(p, r))
+				return 1;
+		}
+	}
+	return 0;
+}
 
 // ns_guard_fork starts the guard, when ns_guards says so: a child of
 // pid 1 (CLONE_PARENT), which reaps it, so the command never sees it among

@@ -3,6 +3,7 @@ package launcher
 /*
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
+#include "ns_stage2_linux.h"
 */
 import "C"
 
@@ -81,4 +82,16 @@ func cPlanFor(spec vocab.Spec) (cPlan, error) {
 		err = planErr
 	}
 	return plan, err
+}
+
+// cGuards reports whether ns-run runs its guard for spec (ns_guards), on
+// the arguments the provider would encode for it.
+func cGuards(spec vocab.Spec) (bool, error) {
+	args, err := vocab.Encode(vocab.NsRun, spec)
+	if err != nil {
+		return false, err
+	}
+	var guards bool
+	err = withCSpec(args[1:], func(s *C.struct_spec) { guards = C.ns_guards(s) != 0 })
+	return guards, err
 }

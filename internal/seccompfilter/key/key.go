@@ -4,7 +4,11 @@
 // (gen), which must build without the files it generates.
 package key
 
-import "github.com/bo-agent/sandbox-local/internal/vocab"
+import (
+	"slices"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
 
 // Profile selects the runner's variant of the filter.
 type Profile int
@@ -44,12 +48,26 @@ func Of(s vocab.Spec, profile Profile) Key {
 
 // Guards reports whether the namespaces launcher runs its guard for s: it
 // refuses creating the guarded names (vocab.Spec.Guarded), and writing to
-// a read-only or deny-read path a host process replaced during the run
-// (its bind then detached). ns-run decides the same from its decoded
-// arguments (launcher/ns_stage2_linux.c, ns_guards), and loads the
-// program with a listener exactly then.
+// a read-only or deny-read path inside a writable root or the temp dir,
+// which a host process may replace during the run (its mount then
+// detached); elsewhere the host's tree is read-only already. ns-run
+// decides the same from its decoded arguments (ns_guards in
+// launcher/ns_guard_linux.c), and loads the program with a listener
+// exactly then.
 func Guards(s vocab.Spec) bool {
-	return len(s.Guarded) > 0 || len(s.ReadOnly) > 0 || len(s.DenyRead) > 0
+	if len(s.Guarded) > 0 {
+		return true
+	}
+	roots := slices.Clone(s.Writable)
+	if s.TempDir != "" {
+		roots = append(roots, s.TempDir)
+	}
+	for _, p := range slices.Concat(s.ReadOnly, s.DenyRead) {
+		if vocab.WithinAny(p, roots) {
+			return true
+		}
+	}
+	return false
 }
 
 // All are every Key Of can give: the programs generated.
