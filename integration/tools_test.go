@@ -528,6 +528,9 @@ func toolVerb(args []string) string {
 		return compatSocket(arg(1))
 	case "diagnose-without-userns":
 		return diagnoseWithoutUserns()
+	case "write-race": // write-race TARGET READY MS METHOD...
+		ms, _ := strconv.Atoi(arg(3))
+		return writeRace(arg(1), arg(2), ms, args[4:])
 	}
 	if out, ok := metadataVerb(args); ok {
 		return out

@@ -31,12 +31,16 @@ struct layer {
 };
 
 // A guarded name: the directory that holds it, by identity, and the name;
-// path is the protected path it was planned for.
+// path is the protected path it was planned for. bound: the name is there,
+// a read-only or deny-read path inside a writable root, under its mount;
+// the guard refuses writing to it as well as creating it, whatever a host
+// process has renamed over it since (its mount then detached).
 struct guarded {
 	dev_t dev;
 	ino_t ino;
 	char *name;
 	const char *path;
+	int bound;
 };
 
 // sbx_plan is the plan. layers are sorted shallowest first (the order they

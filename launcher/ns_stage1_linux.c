@@ -390,6 +390,10 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			kill(-1, SIGKILL);
 			_exit(128 + SIGKILL);
 		}
+		// poll wakes for changes after the open: a mount detached before
+		// it (pid 1 may run only after the command has for a while, on a
+		// busy machine) is looked for once now.
+		check_mounts(mfd);
 		sandbox_init(p[0], sfd, mfd, st[1], cmd);
 	}
 

@@ -517,17 +517,29 @@ var Creating = []string{"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlin
 	"link", "linkat", "rename", "renameat", "renameat2"}
 
 // openCreating are the opens with the index of their flags argument: only
-// those with O_CREAT are handed to the guard.
+// those that can create or write (openWriting) are handed to the guard.
 var openCreating = []struct {
 	name  string
 	flags uint
 }{{"open", 1}, {"openat", 2}}
 
+// openWriting are the open flags that hand an open to the guard, each
+// alone: O_CREAT creates a name; O_WRONLY, O_RDWR and O_TRUNC write to
+// one, which the guard refuses on a read-only or deny-read path whose
+// bind a host process's rename detached. An open for reading alone goes
+// straight to the kernel.
+var openWriting = []uint64{unix.O_CREAT, unix.O_WRONLY, unix.O_RDWR, unix.O_TRUNC}
+
+// Writing are the calls besides the opens that write to an existing name
+// through its path: handed to the guard like the creating calls.
+var Writing = []string{"truncate"}
+
 // seccompFilterOp is SECCOMP_SET_MODE_FILTER, the seccomp(2) operation
 // that loads a filter.
 const seccompFilterOp = 1
 
-// addGuardRules hands every call that can create a name to the guard
+// addGuardRules hands every call that can create a name, or write to one
+// (Writing, openWriting), to the guard
 // (SECCOMP_RET_USER_NOTIF). The kernel runs every filter of the chain and
 // keeps the strongest action; between two that hand the call to user
 // space, the newest filter's listener gets it. So a command that could
@@ -542,14 +554,16 @@ const seccompFilterOp = 1
 // setgid modes at creation itself, with the same EPERM.
 func addGuardRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
 	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
-	for _, name := range Creating {
+	for _, name := range append(slices.Clone(Creating), Writing...) {
 		if err := add(name, seccomp.ActNotify); err != nil {
 			return err
 		}
 	}
 	for _, o := range openCreating {
-		if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, unix.O_CREAT, unix.O_CREAT)); err != nil {
-			return err
+		for _, flag := range openWriting {
+			if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, flag, flag)); err != nil {
+				return err
+			}
 		}
 	}
 	return add("seccomp", ebusy, cond(0, seccomp.CompareEqual, seccompFilterOp),
