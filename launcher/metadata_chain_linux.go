@@ -277,14 +277,33 @@ func (m *metaServer) readMem(addr uint64, size int) ([]byte, unix.Errno) {
 }
 
 // target opens what a call of the command names by path, relative to its
-// directory descriptor dirfd (or working directory), as O_PATH.
+// directory descriptor dirfd (or working directory), as O_PATH. A path
+// naming the command's own descriptor (metarules.SelfFD) is opened through
+// /proc/PID/fd/N, and what follows it beneath that.
 func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.Errno) {
 	path, errno := m.readString(pathAddr, metarules.PathMax)
 	if errno != 0 {
 		return -1, errno
 	}
 	base := unix.AT_FDCWD
-	if !strings.HasPrefix(path, "/") {
+	if own, rest, ok := metarules.SelfFD(path, m.isCaller); ok {
+		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(own), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, errnoOf(err) // ENOENT, as /proc answers for a closed one
+		}
+		if rest == "" {
+			if flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+				return b, 0
+			}
+			unix.Close(b) // the /proc link itself: not beneath any root
+			return -1, metarules.ErrMagicLink
+		}
+		base, path = b, strings.TrimLeft(rest, "/")
+		if path == "" {
+			path = "."
+		}
+		defer unix.Close(b)
+	} else if !strings.HasPrefix(path, "/") {
 		what := "cwd"
 		if dirfd != unix.AT_FDCWD {
 			what = "fd/" + strconv.Itoa(int(dirfd))
@@ -310,13 +329,48 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 		unix.CloseOnExec(fd)
 		return fd, 0
 	}
-	oflags := unix.O_PATH | unix.O_CLOEXEC
-	if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
-		oflags |= unix.O_NOFOLLOW
+	return openNoMagic(base, path, flags&unix.AT_SYMLINK_NOFOLLOW != 0)
+}
+
+// isCaller reports whether pid is the calling thread or its process.
+func (m *metaServer) isCaller(pid int) bool {
+	if pid == m.pid {
+		return true
 	}
-	fd, err := unix.Openat(base, path, oflags, 0)
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strings.TrimSpace(v) == strconv.Itoa(pid)
+		}
+	}
+	return false
+}
+
+// openNoMagic opens path beneath base as O_PATH without crossing a /proc
+// magic link, which here would name the supervisor's own descriptors, or
+// reach into processes the command cannot: metarules.ErrMagicLink for
+// such a path. Where openat2 is refused (a container's seccomp profile), a
+// plain open: the object is still checked.
+func openNoMagic(base int, path string, nofollow bool) (int, unix.Errno) {
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if nofollow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err == nil || (err != unix.ELOOP && err != unix.ENOSYS && err != unix.EPERM) {
+		return fd, errnoOf(err)
+	}
+	loop := err == unix.ELOOP
+	fd, err = unix.Openat(base, path, flags, 0)
 	if err != nil {
 		return -1, errnoOf(err)
+	}
+	if loop {
+		unix.Close(fd) // it opens only across a magic link
+		return -1, metarules.ErrMagicLink
 	}
 	return fd, 0
 }

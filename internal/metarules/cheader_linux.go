@@ -39,6 +39,11 @@ func CHeader() string {
 	def("SBX_META_FCHMODAT_FLAGS", "The flags each *at call may carry.", hex(FchmodatFlags))
 	def("SBX_META_FCHOWNAT_FLAGS", "", hex(FchownatFlags))
 	def("SBX_META_UTIMENSAT_FLAGS", "", hex(UtimensatFlags))
+	quoted := make([]string, len(SelfFDPrefixes))
+	for i, p := range SelfFDPrefixes {
+		quoted[i] = fmt.Sprintf("%q", p)
+	}
+	def("SBX_META_SELF_FD_PREFIXES", "SelfFDPrefixes: an initializer of a const char *[].", strings.Join(quoted, ", "))
 	def("SBX_META_ERR_OUTSIDE", "The answers instead of the call (see package metarules).", errno(ErrOutside))
 	def("SBX_META_ERR_SETID", "", errno(ErrSetID))
 	def("SBX_META_ERR_LINK_MODE_TIMES", "", errno(ErrLinkModeTimes))
@@ -49,6 +54,7 @@ func CHeader() string {
 	def("SBX_META_ERR_NO_DESCRIPTOR", "", errno(ErrNoDescriptor))
 	def("SBX_META_ERR_FLAGS", "", errno(ErrFlags))
 	def("SBX_META_ERR_GONE", "", errno(ErrGone))
+	def("SBX_META_ERR_MAGIC_LINK", "", errno(ErrMagicLink))
 	def("SBX_META_ERR_UNKNOWN", "", errno(ErrUnknown))
 	b.WriteString("\n#endif\n")
 	return b.String()
