@@ -17,7 +17,7 @@ package launcher
 //     (EACCES), and the setuid and setgid bits (EPERM);
 //   - it makes the change through that descriptor, on a thread with no
 //     capability, so the kernel's own owner and permission checks are the
-//     command's. A symlink's own mode, times and xattrs are refused.
+//     command's. A symlink's own mode and xattrs are refused.
 //
 // It never lets the kernel continue the command's own call.
 
@@ -505,21 +505,14 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 			return metarules.ErrSetID // as the namespaces runner's filter refuses them
 		}
 		if isLink {
-			return metarules.ErrLinkModeTimes
+			return metarules.ErrLinkMode
 		}
 		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, c.mode&07777, 0))
 	case metaChown:
 		return errnoOf(unix.Fchownat(c.fd, "", c.uid, c.gid, unix.AT_EMPTY_PATH))
-	case metaUtimes:
-		if isLink {
-			return metarules.ErrLinkModeTimes
-		}
-		p, err := unix.BytePtrFromString(self)
-		if err != nil {
-			return unix.EINVAL
-		}
-		fdcwd := unix.AT_FDCWD
-		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fdcwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(c.times)), 0, 0, 0)
+	case metaUtimes: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
+		var empty byte
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(c.fd), uintptr(unsafe.Pointer(&empty)), uintptr(unsafe.Pointer(c.times)), unix.AT_EMPTY_PATH, 0, 0)
 		return e
 	case metaSetxattr:
 		if isLink {

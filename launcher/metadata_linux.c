@@ -22,7 +22,7 @@
 //   - it makes the change through that descriptor, with no capability
 //     (the supervisor drops all of them at its start), so the kernel's own
 //     owner and permission checks are the command's. A symlink's own
-//     mode, times and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
+//     mode and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
 //     l* calls) are refused (EOPNOTSUPP, or EPERM for xattrs, which the
 //     kernel refuses on symlinks for users anyway); its owner is changed.
 //
@@ -397,14 +397,12 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 		if (c->mode & (S_ISUID | S_ISGID))
 			return SBX_META_ERR_SETID; // as the namespaces runner's filter refuses them
 		if (S_ISLNK(st->st_mode))
-			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own mode, as fchmodat2 answers
+			return SBX_META_ERR_LINK_MODE; // a symlink's own mode, as fchmodat2 answers
 		return fchmodat(AT_FDCWD, self, c->mode & 07777, 0) < 0 ? errno : 0;
 	case META_CHOWN:
 		return fchownat(c->fd, "", (uid_t)c->uid, (gid_t)c->gid, AT_EMPTY_PATH) < 0 ? errno : 0;
-	case META_UTIMES:
-		if (S_ISLNK(st->st_mode))
-			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own times: not made here
-		return utimensat(AT_FDCWD, self, c->has_times ? c->times : NULL, 0) < 0 ? errno : 0;
+	case META_UTIMES: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
+		return utimensat(c->fd, "", c->has_times ? c->times : NULL, AT_EMPTY_PATH) < 0 ? errno : 0;
 	case META_SETXATTR: {
 		if (S_ISLNK(st->st_mode))
 			return SBX_META_ERR_LINK_XATTR; // user.* is refused on symlinks; the rest needs capabilities

@@ -46,7 +46,7 @@ func CHeader() string {
 	def("SBX_META_SELF_FD_PREFIXES", "SelfFDPrefixes: an initializer of a const char *[].", strings.Join(quoted, ", "))
 	def("SBX_META_ERR_OUTSIDE", "The answers instead of the call (see package metarules).", errno(ErrOutside))
 	def("SBX_META_ERR_SETID", "", errno(ErrSetID))
-	def("SBX_META_ERR_LINK_MODE_TIMES", "", errno(ErrLinkModeTimes))
+	def("SBX_META_ERR_LINK_MODE", "", errno(ErrLinkMode))
 	def("SBX_META_ERR_LINK_XATTR", "", errno(ErrLinkXattr))
 	def("SBX_META_ERR_XATTR_SIZE", "", errno(ErrXattrSize))
 	def("SBX_META_ERR_XATTR_NAME", "", errno(ErrXattrName))

@@ -113,9 +113,9 @@ const (
 	// ErrSetID: a mode with the setuid or setgid bit, as the namespaces
 	// runner's filter refuses it.
 	ErrSetID = unix.EPERM
-	// ErrLinkModeTimes: a symlink's own mode or times, as fchmodat2
-	// answers.
-	ErrLinkModeTimes = unix.EOPNOTSUPP
+	// ErrLinkMode: a symlink's own mode, as fchmodat2 answers. (Its own
+	// times and owner are changed, as the kernel does.)
+	ErrLinkMode = unix.EOPNOTSUPP
 	// ErrLinkXattr: a symlink's own xattrs (user.* is refused on symlinks,
 	// the rest needs capabilities).
 	ErrLinkXattr = unix.EPERM
