@@ -56,73 +56,45 @@ var corpusCases = []corpusCase{
 		want: map[string]os.FileMode{"d1": 0o750, "d1/d2": 0o700, "d1/d2/f": 0o640, "d1/run.sh": 0o755, "d1/ro": 0o444}},
 	{name: "git", script: `git clone -q --no-hardlinks "$2/repo" "$1" && cd "$1" && git checkout -q modes`,
 		want: map[string]os.FileMode{"run.sh": 0o755, "plain.txt": 0o755, "other.txt": 0o644}},
-	{name: "npm", script: `mkdir "$1" && cd "$1" && export npm_config_cache="$3/npm-cache" npm_config_update_notifier=false &&
-		cp -r "$2/pkg" pkg && (cd pkg && npm pack -q >/dev/null) && echo '{"name":"proj","version":"1.0.0"}' > package.json &&
-		npm install -q --offline --no-audit --no-fund --ignore-scripts ./pkg/sbxpkg-1.0.0.tgz >/dev/null && rm -rf pkg package-lock.json`,
-		want: map[string]os.FileMode{"node_modules/sbxpkg/bin/cli.js": 0o755, "node_modules/sbxpkg/lib.js": 0o644}},
 	{name: "pip", script: `python3 -m venv "$1" && "$1/bin/pip" install -q --no-index --no-cache-dir --disable-pip-version-check "$2/sbxwheel-1.0-py3-none-any.whl"`,
 		want: map[string]os.FileMode{"bin/sbxrun": 0o755}},
 }
 
+// npmCases: npm pack of a package with an executable bin, and npm install
+// of that tarball, offline. Apart from corpusCases: the Docker rows carry no
+// node (scripts/docker-row).
+var npmCases = []corpusCase{
+	{name: "npm", script: `mkdir "$1" && cd "$1" && export npm_config_cache="$3/npm-cache" npm_config_update_notifier=false &&
+		cp -r "$2/pkg" pkg && (cd pkg && npm pack -q >/dev/null) && echo '{"name":"proj","version":"1.0.0"}' > package.json &&
+		npm install -q --offline --no-audit --no-fund --ignore-scripts ./pkg/sbxpkg-1.0.0.tgz >/dev/null && rm -rf pkg package-lock.json`,
+		want: map[string]os.FileMode{"node_modules/sbxpkg/bin/cli.js": 0o755, "node_modules/sbxpkg/lib.js": 0o644}},
+}
+
+// TestNpmPackAndInstallKeepModes: npm pack, then npm install of the local
+// tarball, leave the same modes in the workspace as unconfined, under both
+// runners (as TestToolsSetModesOwnersAndTimes).
+func TestNpmPackAndInstallKeepModes(t *testing.T) {
+	needClient(t, "npm")
+	fix, controls := corpusControls(t, npmCases)
+	forEachRunner(t, func(t *testing.T, s *sbx) { corpusInWorkspace(t, s, npmCases, fix, controls) })
+}
+
 // TestToolsSetModesOwnersAndTimes: ordinary tools that set modes, owners
 // and times (tar, cp -a, rsync -a, install, touch -d, unzip, git checkout,
-// npm pack and install of a local tarball, pip install of a local wheel into
-// a venv) leave in the workspace what they leave unconfined: the same
+// pip install of a local wheel into a venv; npm: TestNpmPackAndInstallKeepModes)
+// leave in the workspace what they leave unconfined: the same
 // entries, modes, owners and (where the tool keeps them) times, under both
 // runners. Under landlock each of their metadata calls is made by the
 // supervisor (tar's chmod of /proc/self/fd/N, cp's and rsync's times of a
 // symlink included). The confinement stays: the same tools aimed at a tree
 // outside the writable roots fail and change nothing in it.
 func TestToolsSetModesOwnersAndTimes(t *testing.T) {
-	for _, c := range []string{"tar", "cp", "rsync", "install", "touch", "unzip", "zip", "git", "npm", "python3"} {
+	for _, c := range []string{"tar", "cp", "rsync", "install", "touch", "unzip", "zip", "git", "python3"} {
 		needClient(t, c)
 	}
-	// Beside the cases' worlds, not under /tmp, which the namespaces
-	// runner shows through an overlay.
-	fix, err := os.MkdirTemp(baseRoot, "sbx-corpus-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(fix) })
-	corpusFixture(t, fix)
-	controls := map[string]map[string]corpusEntry{}
-	for _, c := range corpusCases {
-		dest := filepath.Join(t.TempDir(), c.name)
-		if out, err := corpusRun(c.script, dest, fix, t.TempDir()); err != nil {
-			t.Fatalf("control: %s unconfined: %v\n%s", c.name, err, out)
-		}
-		controls[c.name] = corpusTree(t, dest)
-		for rel, mode := range c.want {
-			if e, ok := controls[c.name][rel]; !ok || e.mode != mode {
-				t.Fatalf("control: %s unconfined: %s is %+v, want mode %o", c.name, rel, e, mode)
-			}
-		}
-		// And the times it keeps are the fixture's: a file's, a symlink's.
-		for rel, keeps := range map[string]bool{"d1/d2/f": c.times, "d1/d2/lnk": c.linkTimes} {
-			if e, ok := controls[c.name][rel]; ok && keeps && e.mtime != corpusTime.UnixNano() {
-				t.Fatalf("control: %s unconfined: %s has mtime %v, want %v", c.name, rel, time.Unix(0, e.mtime), corpusTime)
-			}
-		}
-	}
+	fix, controls := corpusControls(t, corpusCases)
 	forEachRunner(t, func(t *testing.T, s *sbx) {
-		for _, c := range corpusCases {
-			dest := filepath.Join(s.ws, c.name)
-			r := s.run(s.policy(), "/bin/sh", "-c", `scratch="$TMPDIR/scratch" && mkdir -p "$scratch" && sh -c "umask 022; $0" sh "$1" "$2" "$scratch"`, c.script, dest, fix)
-			if r.code != 0 {
-				t.Errorf("%s in the workspace: exit %d, stderr %s", c.name, r.code, r.stderr)
-				continue
-			}
-			got, want := corpusTree(t, dest), controls[c.name]
-			for _, rel := range corpusNames(got, want) {
-				g, w := got[rel], want[rel]
-				if !c.times || (!c.linkTimes && g.typ == fs.ModeSymlink) {
-					g.mtime, w.mtime = 0, 0
-				}
-				if g != w {
-					t.Errorf("%s: %s is %+v in the workspace, %+v unconfined", c.name, rel, g, w)
-				}
-			}
-		}
+		corpusInWorkspace(t, s, corpusCases, fix, controls)
 
 		// Aimed outside the writable roots: refused, nothing changed.
 		out := filepath.Join(s.base, "outside")
@@ -152,6 +124,64 @@ func TestToolsSetModesOwnersAndTimes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// corpusControls makes the fixture and runs each case unconfined, into a
+// temp dir: the fixture's directory, and each case's resulting tree.
+func corpusControls(t *testing.T, cases []corpusCase) (string, map[string]map[string]corpusEntry) {
+	t.Helper()
+	// Beside the cases' worlds, not under /tmp, which the namespaces
+	// runner shows through an overlay.
+	fix, err := os.MkdirTemp(baseRoot, "sbx-corpus-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(fix) })
+	corpusFixture(t, fix)
+	controls := map[string]map[string]corpusEntry{}
+	for _, c := range cases {
+		dest := filepath.Join(t.TempDir(), c.name)
+		if out, err := corpusRun(c.script, dest, fix, t.TempDir()); err != nil {
+			t.Fatalf("control: %s unconfined: %v\n%s", c.name, err, out)
+		}
+		controls[c.name] = corpusTree(t, dest)
+		for rel, mode := range c.want {
+			if e, ok := controls[c.name][rel]; !ok || e.mode != mode {
+				t.Fatalf("control: %s unconfined: %s is %+v, want mode %o", c.name, rel, e, mode)
+			}
+		}
+		// And the times it keeps are the fixture's: a file's, a symlink's.
+		for rel, keeps := range map[string]bool{"d1/d2/f": c.times, "d1/d2/lnk": c.linkTimes} {
+			if e, ok := controls[c.name][rel]; ok && keeps && e.mtime != corpusTime.UnixNano() {
+				t.Fatalf("control: %s unconfined: %s has mtime %v, want %v", c.name, rel, time.Unix(0, e.mtime), corpusTime)
+			}
+		}
+	}
+	return fix, controls
+}
+
+// corpusInWorkspace runs each case in the workspace and compares what it
+// left with its control.
+func corpusInWorkspace(t *testing.T, s *sbx, cases []corpusCase, fix string, controls map[string]map[string]corpusEntry) {
+	t.Helper()
+	for _, c := range cases {
+		dest := filepath.Join(s.ws, c.name)
+		r := s.run(s.policy(), "/bin/sh", "-c", `scratch="$TMPDIR/scratch" && mkdir -p "$scratch" && sh -c "umask 022; $0" sh "$1" "$2" "$scratch"`, c.script, dest, fix)
+		if r.code != 0 {
+			t.Errorf("%s in the workspace: exit %d, stderr %s", c.name, r.code, r.stderr)
+			continue
+		}
+		got, want := corpusTree(t, dest), controls[c.name]
+		for _, rel := range corpusNames(got, want) {
+			g, w := got[rel], want[rel]
+			if !c.times || (!c.linkTimes && g.typ == fs.ModeSymlink) {
+				g.mtime, w.mtime = 0, 0
+			}
+			if g != w {
+				t.Errorf("%s: %s is %+v in the workspace, %+v unconfined", c.name, rel, g, w)
+			}
+		}
+	}
 }
 
 // corpusEntry is what the corpus compares of one entry: its type and mode
