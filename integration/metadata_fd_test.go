@@ -23,7 +23,8 @@ var ownDescriptorForms = []string{"self", "thread-self", "devfd", "pid", "tid"}
 // the workspace (and beneath a directory descriptor) and are refused
 // outside; a descriptor on a symlink out of the workspace is the symlink
 // itself (EOPNOTSUPP, as unconfined), never its target; AT_EMPTY_PATH on a
-// descriptor works inside and is refused outside. A symlink the command
+// descriptor works inside and is refused outside; fchmod of an O_PATH
+// descriptor is EBADF, as the kernel answers. A symlink the command
 // makes to /proc/self/fd/N is refused under landlock (the supervisor cannot
 // read /proc/self as the command does) and works under namespaces.
 func TestMetadataThroughOwnDescriptors(t *testing.T) {
@@ -50,6 +51,7 @@ func TestMetadataThroughOwnDescriptors(t *testing.T) {
 	for _, op := range emptyOps {
 		wantOK(t, "control: "+op+" by AT_EMPTY_PATH", hostTool(t, "emptypath", op, "640", ctl))
 	}
+	wantDenied(t, "control: fchmod of an O_PATH descriptor", hostTool(t, "opath-fchmod", "640", ctl), "EBADF")
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		refused := "EACCES"
 		if s.runner == "namespaces" {
@@ -121,6 +123,10 @@ func TestMetadataThroughOwnDescriptors(t *testing.T) {
 			wantDenied(t, op+" by AT_EMPTY_PATH outside", s.tool(s.policy(), "emptypath", op, "640", outside), refused)
 			unchanged(op + " by AT_EMPTY_PATH")
 		}
+		// fchmod of an O_PATH descriptor: EBADF, as the kernel answers.
+		reset()
+		wantDenied(t, "fchmod of an O_PATH descriptor", s.tool(s.policy(), "opath-fchmod", "640", inside), "EBADF")
+		wantMode("fchmod of an O_PATH descriptor", inside, 0o600)
 		// A symlink to /proc/self/fd/N.
 		reset()
 		got := s.tool(s.policy(), "magic-link", "640", inside, filepath.Join(s.ws, "magic"))

@@ -164,6 +164,13 @@ func metadataVerb(args []string) (out string, ok bool) {
 		case "utimes":
 			return result(unix.UtimesNanoAt(fd, "", []unix.Timespec{{}, {}}, unix.AT_EMPTY_PATH)), true
 		}
+	case "opath-fchmod": // opath-fchmod MODE PATH: fchmod of an O_PATH descriptor, which the kernel refuses (EBADF)
+		fd, err := unix.Open(arg(2), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return raw(unix.SYS_FCHMOD, uintptr(fd), mode()), true
 	case "magic-link": // magic-link MODE TARGET LINK: chmod LINK, a symlink made to /proc/self/fd/N, N a descriptor on TARGET
 		fd, err := unix.Open(arg(2), unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {

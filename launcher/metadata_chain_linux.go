@@ -365,25 +365,39 @@ func openNoMagic(base int, path string, nofollow bool) (int, unix.Errno) {
 	}
 	loop := err == unix.ELOOP
 	fd, err = unix.Openat(base, path, flags, 0)
-	if err != nil {
-		return -1, errnoOf(err)
+	if !loop { // openat2 refused here
+		return fd, errnoOf(err)
 	}
-	if loop {
-		unix.Close(fd) // it opens only across a magic link
-		return -1, metarules.ErrMagicLink
+	// A loop of symlinks, or a magic link: the plain open tells them apart.
+	if err == nil {
+		unix.Close(fd)
+	} else if err == unix.ELOOP {
+		return -1, unix.ELOOP
 	}
-	return fd, 0
+	return -1, metarules.ErrMagicLink
 }
 
 // procFD opens the command's descriptor n (fchmod, fchown, fsetxattr,
-// utimensat with no path).
+// utimensat with no path, ioctl). An O_PATH descriptor is
+// metarules.ErrPathDescriptor, as these calls answer for one.
 func (m *metaServer) procFD(n uint64) (int, unix.Errno) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(int(int32(n))), unix.O_PATH|unix.O_CLOEXEC, 0)
+	num := strconv.Itoa(int(int32(n)))
+	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+num, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT {
 		return -1, metarules.ErrNoDescriptor
 	}
 	if err != nil {
 		return -1, errnoOf(err)
+	}
+	if info, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/fdinfo/" + num); err == nil {
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				if flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64); err == nil && flags&unix.O_PATH != 0 {
+					unix.Close(fd)
+					return -1, metarules.ErrPathDescriptor
+				}
+			}
+		}
 	}
 	return fd, 0
 }

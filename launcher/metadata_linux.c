@@ -160,12 +160,14 @@ static int open_no_magic(int base, const char *path, int nofollow) {
 	int fd = (int)syscall(SYS_openat2, base, path, &how, sizeof how);
 	if (fd >= 0 || (errno != ELOOP && errno != ENOSYS && errno != EPERM))
 		return fd;
-	int loop = errno == ELOOP;
+	if (errno != ELOOP)
+		return openat(base, path, flags); // openat2 refused here
+	// A loop of symlinks, or a magic link: a plain open tells them apart.
 	fd = openat(base, path, flags);
-	if (fd < 0 || !loop)
-		return fd;
-	close(fd); // it opens only across a magic link
-	errno = SBX_META_ERR_MAGIC_LINK;
+	int loop = fd < 0 && errno == ELOOP;
+	if (fd >= 0)
+		close(fd);
+	errno = loop ? ELOOP : SBX_META_ERR_MAGIC_LINK;
 	return -1;
 }
 
@@ -224,13 +226,37 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	return fd < 0 ? -saved : fd;
 }
 
+// path_only reports whether the command's descriptor n was opened O_PATH
+// (its flags in /proc/PID/fdinfo/N).
+static int path_only(pid_t pid, int n) {
+	char p[64], buf[256];
+	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)pid, n);
+	FILE *f = fopen(p, "re");
+	if (f == NULL)
+		return 0;
+	unsigned long flags = 0;
+	int found = 0;
+	while (!found && fgets(buf, sizeof buf, f) != NULL)
+		found = sscanf(buf, "flags: %lo", &flags) == 1;
+	fclose(f);
+	return found && (flags & O_PATH);
+}
+
 // proc_fd opens the command's descriptor n (fchmod, fchown, fsetxattr,
-// utimensat with no path); it returns the descriptor, or -errno.
+// utimensat with no path, ioctl); it returns the descriptor, or -errno.
+// An O_PATH descriptor is SBX_META_ERR_PATH_DESCRIPTOR, as these calls
+// answer for one.
 static int proc_fd(pid_t pid, unsigned long long n) {
 	char what[32];
 	snprintf(what, sizeof what, "fd/%d", (int)n);
 	int fd = open_proc(pid, what, 0);
-	return fd < 0 ? (errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno) : fd;
+	if (fd < 0)
+		return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
+	if (path_only(pid, (int)n)) {
+		close(fd);
+		return -SBX_META_ERR_PATH_DESCRIPTOR;
+	}
+	return fd;
 }
 
 // read_mem copies size bytes at addr in pid's memory into buf; 0 or an

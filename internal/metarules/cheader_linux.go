@@ -52,6 +52,7 @@ func CHeader() string {
 	def("SBX_META_ERR_XATTR_NAME", "", errno(ErrXattrName))
 	def("SBX_META_ERR_FLAGS_OBJECT", "", errno(ErrFlagsObject))
 	def("SBX_META_ERR_NO_DESCRIPTOR", "", errno(ErrNoDescriptor))
+	def("SBX_META_ERR_PATH_DESCRIPTOR", "", errno(ErrPathDescriptor))
 	def("SBX_META_ERR_FLAGS", "", errno(ErrFlags))
 	def("SBX_META_ERR_GONE", "", errno(ErrGone))
 	def("SBX_META_ERR_MAGIC_LINK", "", errno(ErrMagicLink))

@@ -128,6 +128,10 @@ const (
 	ErrFlagsObject = unix.ENOTTY
 	// ErrNoDescriptor: the command has no such descriptor.
 	ErrNoDescriptor = unix.EBADF
+	// ErrPathDescriptor: a call on a descriptor (fchmod, fchown,
+	// futimens, fsetxattr, fremovexattr, ioctl) given an O_PATH one, as
+	// the kernel answers.
+	ErrPathDescriptor = unix.EBADF
 	// ErrFlags: a flag the call does not take.
 	ErrFlags = unix.EINVAL
 	// ErrGone: the command left the call before the answer (the
