@@ -93,8 +93,33 @@ func TestToolsSetModesOwnersAndTimes(t *testing.T) {
 		needClient(t, c)
 	}
 	fix, controls := corpusControls(t, corpusCases)
+	root := os.Geteuid() == 0
+	if root {
+		// Control: root unconfined gives the files the archive's owners.
+		dest := filepath.Join(t.TempDir(), "others")
+		if out, err := corpusRun(`mkdir "$1" && tar -xf "$2/others.tar" -C "$1"`, dest, fix, ""); err != nil {
+			t.Fatalf("control: tar -xf of other owners' archive as root: %v %s", err, out)
+		}
+		if e := corpusTree(t, dest)["d1/d2/f"]; e.uid != 1234 || e.gid != 2345 {
+			t.Fatalf("control: tar as root left d1/d2/f owned %d:%d, want 1234:2345", e.uid, e.gid)
+		}
+	}
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		corpusInWorkspace(t, s, corpusCases, fix, controls)
+
+		// Root inside has no capability: other users' owners are refused
+		// (landlock EPERM; namespaces EINVAL, the ids are not mapped), the
+		// files stay the caller's, with their modes and times.
+		if root {
+			dest := filepath.Join(s.ws, "others")
+			r := s.run(s.policy(), "/bin/sh", "-c", `mkdir "$0" && tar -xf "$1/others.tar" -C "$0"`, dest, fix)
+			if r.code == 0 || !strings.Contains(r.stderr, "Cannot change ownership to uid 1234") {
+				t.Errorf("tar -xf of other owners' archive as root: exit %d, stderr %q; want the owners refused", r.code, r.stderr)
+			}
+			if e := corpusTree(t, dest)["d1/d2/f"]; e.uid != 0 || e.mode != 0o640 || e.mtime != corpusTime.UnixNano() {
+				t.Errorf("tar -xf of other owners' archive as root: d1/d2/f is %+v, want root's, mode 640, the archive's time", e)
+			}
+		}
 
 		// Aimed outside the writable roots: refused, nothing changed.
 		out := filepath.Join(s.base, "outside")
@@ -276,6 +301,7 @@ func corpusFixture(t *testing.T, fix string) {
 	git := "git -c user.email=a@b -c user.name=a -c init.defaultBranch=main"
 	script := `set -e
 tar -cf t.tar -C src d1
+tar --numeric-owner --owner=1234 --group=2345 -cf others.tar -C src d1
 (cd src && zip -qry ../z.zip d1)
 mkdir repo && cd repo && ` + git + ` init -q && printf 'a\n' > plain.txt && printf 'b\n' > other.txt && printf '#!/bin/sh\n' > run.sh && chmod 755 run.sh &&
   git add . && ` + git + ` commit -qm one && git checkout -qb modes && chmod 755 plain.txt && ` + git + ` commit -qam two && git checkout -q main && cd ..
