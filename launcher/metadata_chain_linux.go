@@ -10,14 +10,17 @@ package launcher
 //     command (its working directory or directory descriptor through
 //     /proc/PID, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
-//     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
+//     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
+//     command's descriptor N, every other /proc magic link refused), as an
+//     O_PATH descriptor of its own;
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object not beneath a writable root or the temp dir
 //     (EACCES), and the setuid and setgid bits (EPERM);
 //   - it makes the change through that descriptor, on a thread with no
 //     capability, so the kernel's own owner and permission checks are the
-//     command's. A symlink's own mode and xattrs are refused.
+//     command's. A symlink's own mode and xattrs are refused;
+//     its owner and times are changed.
 //
 // It never lets the kernel continue the command's own call.
 

@@ -13,7 +13,9 @@
 //     command (the command's working directory or directory descriptor,
 //     through /proc/PID, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
-//     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
+//     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
+//     command's descriptor N, every other /proc magic link refused), as an
+//     O_PATH descriptor of its own;
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object that is not beneath a writable root or the
@@ -24,7 +26,8 @@
 //     owner and permission checks are the command's. A symlink's own
 //     mode and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
 //     l* calls) are refused (EOPNOTSUPP, or EPERM for xattrs, which the
-//     kernel refuses on symlinks for users anyway); its owner is changed.
+//     kernel refuses on symlinks for users anyway); its owner and times
+//     are changed.
 //
 // The supervisor acts on the descriptor it opened and checked, never on a
 // path again, and never lets the kernel continue the command's own call:
