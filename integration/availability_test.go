@@ -124,3 +124,46 @@ func TestMountsBelowTmp(t *testing.T) {
 		wantContent(t, filepath.Join(m.src, "granted"), "written by the sandbox\n")
 	})
 }
+
+// TestUnreadableHomeIsNoLaunchFailure: a HOME the caller cannot search
+// (an environment passed on from root, HOME=/root, to another user) holds
+// the default deny-read paths, which cannot even be looked up. They are
+// unreadable anyway, so the wrap runs instead of failing on them, and they
+// stay unreadable; a deny-read path the caller can read is still denied.
+// As sbx-test the home is /root; as root, whose own files a user namespace
+// still lets it read, a directory of another user, mode 0700, with a
+// secret (root reads it unconfined: the control).
+func TestUnreadableHomeIsNoLaunchFailure(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		home, secret := "/root", "/root/.ssh/id_ed25519"
+		if os.Geteuid() == 0 {
+			home = filepath.Join(s.base, "home")
+			secret = filepath.Join(home, ".ssh/id_ed25519")
+			write(t, secret, "secret\n")
+			for _, p := range []string{home, filepath.Dir(secret), secret} {
+				if err := os.Chown(p, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chmod(home, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			wantOK(t, "control: root reads the other user's secret unconfined", hostTool(t, "read", secret))
+		} else if got := hostTool(t, "readdir", home); got != "EACCES" {
+			t.Fatalf("control: %s is readable by uid %d (%s): no unreadable home to test with", home, os.Geteuid(), got)
+		}
+		t.Setenv("HOME", home)
+		if r := s.run(s.policy(), "true"); r.code != 0 {
+			t.Fatalf("true with HOME=%s: exit %d, %s", home, r.code, r.stderr)
+		}
+		wantDenied(t, "list the unreadable home", s.tool(s.policy(), "readdir", home), "EACCES")
+		wantDenied(t, "read the secret in the unreadable home", s.tool(s.policy(), "read", secret), "EACCES", "ENOENT")
+
+		readable := filepath.Join(s.base, "readable", "secret")
+		write(t, readable, "secret\n")
+		wantOK(t, "control: the readable file without a deny-read", s.tool(s.policy(), "read", readable))
+		pol := s.policy()
+		pol.DenyRead = []string{filepath.Dir(readable)}
+		wantDenied(t, "read a deny-read file the caller can read", s.tool(pol, "read", readable), "EACCES", "ENOENT")
+	})
+}
