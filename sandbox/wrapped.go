@@ -115,6 +115,8 @@ type Wrapped struct {
 	netVars        []string       // the proxy's variables (NetworkProxied)
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
+	sel            *selection     // the provider's selection, dropped after a runner failure (Classify)
+	selGen         uint64         // the verdict of sel this wrap ran on
 }
 
 // HeldEnv names the variables a launcher must not start with: those that
