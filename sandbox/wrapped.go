@@ -105,6 +105,8 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
+	sel         *selection // the provider's selection, dropped after a runner failure (Classify)
+	selGen      uint64     // the verdict of sel this wrap ran on
 	// checkProtected, when set (winacl), checks and restores the read-only
 	// subpaths once the command exited; Classify reports what it found.
 	checkProtected func() []ProtectedChange
@@ -115,8 +117,6 @@ type Wrapped struct {
 	netVars        []string       // the proxy's variables (NetworkProxied)
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
-	sel            *selection     // the provider's selection, dropped after a runner failure (Classify)
-	selGen         uint64         // the verdict of sel this wrap ran on
 }
 
 // HeldEnv names the variables a launcher must not start with: those that
