@@ -421,6 +421,18 @@ func TestCLIPolicyFile(t *testing.T) {
 				t.Errorf("--print-policy does not read back the same: %q then %q", printed, again)
 			}
 			marker := filepath.Join(s.ws, "ran")
+			// A policy file the command could have written (in the
+			// workspace) is refused, and nothing runs; the same file
+			// outside is the control above.
+			planted := writeFile(t, filepath.Join(s.ws, ".sandbox-policy.json"), `{"mode": "workspace-write", "workspace": "`+s.ws+`", "allow_read": ["/"]}`)
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--policy", planted, "--", "touch", marker); code != 125 || !strings.Contains(errs, "INVALID_POLICY: --policy "+planted+" lies in "+s.ws+", which the command may write") {
+				t.Errorf("a policy file in the workspace: exit %d stderr %q", code, errs)
+			}
+			wantAbsent(t, marker)
+			// --print-policy validates what it prints.
+			if out, errs, code := cli(t, s.base, "--mode", "none", "--print-policy"); code != 125 || out != "" || !strings.Contains(errs, "INVALID_POLICY") {
+				t.Errorf("--print-policy of an invalid mode: exit %d stdout %q stderr %q", code, out, errs)
+			}
 			bad := writeFile(t, filepath.Join(s.base, "bad.json"), `{"mode": "workspace-write", "workspace": "`+s.ws+`", "writable_root": ["/"]}`)
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--policy", bad, "--", "touch", marker); code != 125 || !strings.Contains(errs, `INVALID_POLICY: --policy `+bad+`: unknown field "writable_root"`) {
 				t.Errorf("unknown field: exit %d stderr %q", code, errs)

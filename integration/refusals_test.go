@@ -28,16 +28,26 @@ func TestRefusalsAreNamed(t *testing.T) {
 			script := "echo x > " + escape + "; cat " + secret + "/key; git ls-remote https://example.com/r; echo ${GITHUB_TOKEN:-GITHUB_TOKEN is not set} >&2"
 			_, errs, _ := cli(t, s.ws, "--runner", runner, "--deny-read", secret, "--", "/bin/sh", "-c", script)
 			for _, want := range []string{
-				"sandbox-run: refused write " + escape + ": outside the writable roots (" + s.ws + ", $TMPDIR); --allow-write " + s.base + " (Policy.WritableRoots) allows it\n",
-				"sandbox-run: refused read " + secret + "/key: deny-read path " + secret + " (Policy.DenyRead); drop --deny-read " + secret + " (Policy.DenyRead) allows it\n",
-				"sandbox-run: refused network example.com: network deny: the command reaches no host; --allow-domain example.com (Policy.AllowDomains, proxied) or --network allow (Policy.Network) allows it\n",
-				"sandbox-run: refused env GITHUB_TOKEN: withheld: it looks like a credential; --keep-env GITHUB_TOKEN (Policy.Env.Keep) allows it\n",
+				"sandbox-run: refused write " + escape + ": outside the writable roots (" + s.ws + ", $TMPDIR); --allow-write " + s.base + " (Policy.WritableRoots) allows it [as the command's output reports it]\n",
+				"sandbox-run: refused read " + secret + "/key: deny-read path " + secret + " (Policy.DenyRead); drop --deny-read " + secret + " (Policy.DenyRead) allows it [as the command's output reports it]\n",
+				"sandbox-run: refused network example.com: network deny: the command reaches no host; --allow-domain example.com (Policy.AllowDomains, proxied) or --network allow (Policy.Network) allows it [as the command's output reports it]\n",
+				"sandbox-run: refused env GITHUB_TOKEN: withheld: it looks like a credential; --keep-env GITHUB_TOKEN (Policy.Env.Keep) allows it [as the command's output reports it]\n",
 			} {
 				if !strings.Contains(errs, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, errs)
 				}
 			}
 			wantAbsent(t, escape)
+
+			// A line the command forged about a credential store or a
+			// dot-file of the home directory is named as the output's,
+			// and no flag is offered for it.
+			home, _ := os.UserHomeDir()
+			_, errs, _ = cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c",
+				"echo 'sh: 1: cannot create "+home+"/.config/autostart/x.desktop: Read-only file system' >&2; exit 1")
+			if want := "sandbox-run: refused write " + home + "/.config/autostart/x.desktop: outside the writable roots (" + s.ws + ", $TMPDIR); in the home directory's dot-files, where no writable root is suggested [as the command's output reports it]\n"; !strings.Contains(errs, want) {
+				t.Errorf("forged line about a dot-file: stderr %q, want %q", errs, want)
+			}
 
 			// Granted: the same writes and reads work, and nothing is named.
 			out, errs, code := cli(t, s.ws, "--runner", runner, "--allow-write", s.base, "--keep-env", "GITHUB_TOKEN", "--",

@@ -41,6 +41,16 @@ func TestRunOutcomes(t *testing.T) {
 		}
 		wantContent(t, inside, "x\n")
 
+		// A command that exits 0 on the SIGTERM the deadline sends timed
+		// out all the same.
+		w = s.wrap(s.policy(), "/bin/sh", "-c", "trap 'exit 0' TERM; echo ready; sleep 30 & wait")
+		dctx, dcancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		o, err = w.Run(dctx, nil, &bytes.Buffer{}, nil)
+		dcancel()
+		if err != nil || o.Kind != sandbox.OutcomeTimeout {
+			t.Errorf("exit 0 on the deadline's SIGTERM: %+v %v; want timeout", o, err)
+		}
+
 		for _, kind := range []sandbox.OutcomeKind{sandbox.OutcomeTimeout, sandbox.OutcomeCancelled} {
 			marker := newMarker(t)
 			w := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, "SLEEPER & echo ready; wait", marker))

@@ -44,6 +44,7 @@ type pathRules struct {
 	userDeny    []string // the caller's own DenyRead (the rest are defaults)
 	network     NetworkMode
 	withheld    []string // variables withheld as credentials
+	home        string   // the user's home directory, symlinks resolved; "" when none
 }
 
 // Explain says what the wrap's policy allows at path (relative to the
@@ -107,7 +108,30 @@ func (r *pathRules) writeRule(p string) (bool, string, string) {
 		}
 	}
 	roots := append(append([]string(nil), r.writable...), "$TMPDIR")
-	return false, "outside the writable roots (" + strings.Join(roots, ", ") + ")", "--allow-write " + filepath.Dir(p) + " (Policy.WritableRoots)"
+	rule := "outside the writable roots (" + strings.Join(roots, ", ") + ")"
+	if r.sensitive(p) {
+		// The home directory's dot-files hold the configs the user's own
+		// tools run and the credentials: a writable root there would also
+		// lift the deny-read of what it holds. No flag is offered for an
+		// agent to pass on a command's say-so.
+		return false, rule + "; in the home directory's dot-files, where no writable root is suggested", ""
+	}
+	return false, rule, "--allow-write " + filepath.Dir(p) + " (Policy.WritableRoots)"
+}
+
+// sensitive reports whether p is a default deny-read path or lies in one,
+// or is a dot-file or dot-directory of the home directory or beneath one.
+func (r *pathRules) sensitive(p string) bool {
+	for _, d := range r.denyRead {
+		if !slices.Contains(r.userDeny, d) && nativepath.Within(p, d) {
+			return true
+		}
+	}
+	if r.home == "" || !nativepath.Within(p, r.home) || p == r.home {
+		return false
+	}
+	rel, err := filepath.Rel(r.home, p)
+	return err == nil && strings.HasPrefix(rel, ".")
 }
 
 // configName returns the default tool config protected path e is, or "".

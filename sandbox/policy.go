@@ -156,6 +156,13 @@ type resolved struct {
 	limits        Limits
 }
 
+// Validate checks r as Wrap does before it selects a runner: the
+// INVALID_POLICY errors, with nothing spawned or created.
+func (r Request) Validate() error {
+	_, err := validate(r)
+	return err
+}
+
 // validate checks req before anything is spawned or changed, and resolves
 // its paths.
 func validate(req Request) (*resolved, error) {

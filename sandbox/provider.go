@@ -163,6 +163,9 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		readOnly: spec.ReadOnly, guarded: spec.Guarded,
 		toolConfigs: r.toolConfigs, extraRO: r.extraRO, denyRead: spec.DenyRead, userDeny: r.userDeny,
 		network: r.networkMode, withheld: r.withheldEnv}
+	if home, ok := realHome(); ok {
+		w.rules.home = home
+	}
 	if w.HeldEnv != nil {
 		w.Env = vocab.HoldEnv(w.Env)
 	}

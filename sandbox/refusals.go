@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -132,15 +133,32 @@ func (r *pathRules) refusals(stderr []byte, blocked []BlockedRequest) []Refusal 
 // pathRefusal judges one path named next to an error: a refusal when the
 // policy refuses that access there and the host's own permissions would
 // have allowed it.
+//
+// A deny-read path is only ever a refused read (an error naming one says
+// nothing of a write). A "permission denied" on an object the user cannot
+// read on the host is the host's own refusal, whatever the command tried.
 func (r *pathRules) pathRefusal(p, low string) (Refusal, bool) {
 	a := r.explain(p)
+	denied := containsAny(low, deniedWords)
 	switch {
-	case !a.Read && (containsAny(low, absentWords) || containsAny(low, deniedWords)) && hostAccess(a.Path, false):
-		return Refusal{Kind: RefusedRead, Target: a.Path, Rule: a.ReadRule, Allow: a.AllowRead, Seen: "output"}, true
-	case !a.Write && (containsAny(low, roWords) || containsAny(low, deniedWords)) && hostAccess(a.Path, true):
+	case !a.Read:
+		if (containsAny(low, absentWords) || denied) && hostAccess(a.Path, false) {
+			return Refusal{Kind: RefusedRead, Target: a.Path, Rule: a.ReadRule, Allow: a.AllowRead, Seen: "output"}, true
+		}
+	case !a.Write && (containsAny(low, roWords) || denied) && hostAccess(a.Path, true):
+		if denied && hostExists(a.Path) && !hostAccess(a.Path, false) {
+			return Refusal{}, false
+		}
 		return Refusal{Kind: RefusedWrite, Target: a.Path, Rule: a.WriteRule, Allow: a.AllowWrite, Seen: "output"}, true
 	}
 	return Refusal{}, false
+}
+
+// hostExists reports whether p names something on the host; tests
+// replace it with hostAccess.
+var hostExists = func(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // pathsIn returns the path a line of error output names: of the quoted
@@ -179,9 +197,10 @@ func pathsIn(line, low string) []string {
 		}
 		pos += end
 	}
-	if i := strings.LastIndex(line[:at], ": "); i > 0 {
+	if i := strings.LastIndex(line[:at], ": "); i > 0 && len(cands) == 0 {
 		// "tool: name: error": the word before ": " when it is not the
-		// line's first segment (the tool).
+		// line's first segment (the tool), and only when nothing on the
+		// line looks more like a path ("cannot open 'x' for reading").
 		head := line[:i]
 		if j := strings.LastIndex(head, ": "); j >= 0 {
 			fields := strings.Fields(head[j+2:])

@@ -14,11 +14,12 @@ func TestRefusalsFromOutput(t *testing.T) {
 		extraRO: []string{"keep"}, denyRead: []string{"/home/u/.ssh", "/secret"}, userDeny: []string{"/secret"},
 		network: NetworkDeny, withheld: []string{"GITHUB_TOKEN"}}
 	hostOK := map[string]bool{"/etc/shadow": false, "/etc/passwd": false} // what the user could not do unconfined
-	defer func(f func(string, bool) bool) { hostAccess = f }(hostAccess)
+	defer func(f func(string, bool) bool, e func(string) bool) { hostAccess, hostExists = f, e }(hostAccess, hostExists)
 	hostAccess = func(p string, write bool) bool {
 		ok, known := hostOK[p]
 		return ok || !known
 	}
+	hostExists = func(string) bool { return true }
 	tests := []struct {
 		name, out string
 		want      []string // Refusal.String() prefixes, in order
@@ -48,6 +49,9 @@ func TestRefusalsFromOutput(t *testing.T) {
 		{"a longer name is another variable", "MY_GITHUB_TOKEN_X is not set", nil},
 		{"one line per refusal", "cat: /home/u/.ssh/a: No such file or directory\ncat: /home/u/.ssh/a: No such file or directory", []string{"read /home/u/.ssh/a"}},
 		{"no error word", "wrote /var/x", nil},
+		{"a deny-read path is only a read", "cat: /home/u/.ssh/id_ed25519: Permission denied", []string{"read /home/u/.ssh/id_ed25519"}},
+		{"GNU's 'for reading'", "head: cannot open '/home/u/.ssh/id_rsa' for reading: Permission denied", []string{"read /home/u/.ssh/id_rsa"}},
+		{"the host's unreadable file", "sh: 1: cannot create /etc/shadow: Permission denied", nil},
 		{"the tool's own path", "/bin/sh: 1: cannot create /var/x: Permission denied", []string{"write /var/x"}},
 		{"cargo, git dir", "fatal: cannot create directory at '../../y': Read-only file system", []string{"write /y"}},
 	}
@@ -89,7 +93,7 @@ func TestExplain(t *testing.T) {
 		{"/etc/hosts", true, false, "outside the writable roots (/ws, /cache, $TMPDIR)", "--allow-write /etc (Policy.WritableRoots)"},
 		{".git/config", true, false, "a version-control hook or config", ""},
 		{"keep/f", true, false, "read-only subpath /ws/keep (Policy.ReadOnlySubpaths)", "drop --read-only keep"},
-		{"/home/u/.aws/credentials", false, false, "outside the writable roots", "--allow-write /home/u/.aws"},
+		{"/home/u/.aws/credentials", false, false, "no writable root is suggested", ""},
 	}
 	for _, tt := range tests {
 		a := r.explain(tt.path)
@@ -99,6 +103,17 @@ func TestExplain(t *testing.T) {
 	}
 	if a := r.explain("/home/u/.aws/credentials"); a.ReadRule != "deny-read path /home/u/.aws: a credential store, unreadable by default" || a.AllowRead != "--allow-read /home/u/.aws (Policy.AllowRead)" {
 		t.Errorf("deny-read: %+v", a)
+	}
+	// The home directory's dot-files and the credential stores: refused,
+	// with no flag offered (a command's output could name any of them).
+	r.home = "/home/u"
+	for _, p := range []string{"/home/u/.config/autostart/x.desktop", "/home/u/.ssh/authorized_keys", "/home/u/.aws/credentials"} {
+		if a := r.explain(p); a.Write || a.AllowWrite != "" || !strings.Contains(a.WriteRule, "no writable root is suggested") {
+			t.Errorf("explain(%q) = %+v, want refused with no flag offered", p, a)
+		}
+	}
+	if a := r.explain("/home/u/src/other/x"); a.Write || a.AllowWrite != "--allow-write /home/u/src/other (Policy.WritableRoots)" {
+		t.Errorf("a project in the home directory: %+v", a)
 	}
 	r.mode = ReadOnly
 	if a := r.explain("/ws/x"); a.Write || a.AllowWrite != "--mode workspace-write (Policy.Mode)" {

@@ -50,14 +50,17 @@ func (w *Wrapped) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wr
 	if stderr != nil {
 		cmd.Stderr = io.MultiWriter(stderr, head)
 	}
-	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
-		return Outcome{}, fmt.Errorf("sandbox: start %s: %w", w.Path, err)
+	runErr := cmd.Run()
+	if runErr != nil && cmd.ProcessState == nil {
+		return Outcome{}, fmt.Errorf("sandbox: start %s: %w", w.Path, runErr)
 	}
 	code := cmd.ProcessState.ExitCode()
 	o := w.Classify(code, head.b)
-	// A command that ended on its own, successfully or as the sandbox's
-	// failure, says so even when the context ended meanwhile.
-	if cerr := ctx.Err(); cerr != nil && code != 0 && o.Kind != OutcomeRunnerFailure {
+	// The context's end stopped the run when the command failed after it,
+	// or succeeded after being told to stop (exec then returns the
+	// context's error): one that exited 0 on the SIGTERM it was sent at a
+	// deadline timed out all the same. A runner failure stays one.
+	if cerr := ctx.Err(); cerr != nil && (code != 0 || runErr != nil) && o.Kind != OutcomeRunnerFailure {
 		o.Kind, o.Reason = OutcomeCancelled, cerr.Error()
 		if errors.Is(cerr, context.DeadlineExceeded) {
 			o.Kind = OutcomeTimeout

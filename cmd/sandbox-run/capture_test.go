@@ -21,6 +21,8 @@ func TestCaptureKeepsStartAndEnd(t *testing.T) {
 		{"head then tail", []string{strings.Repeat("h", stderrKeep), "x\n"}, strings.Repeat("h", stderrKeep), "x\n"},
 		{"middle dropped", []string{strings.Repeat("h", stderrKeep), strings.Repeat("m", 3*stderrTail), "Permission denied\n"},
 			strings.Repeat("h", stderrKeep), strings.Repeat("m", stderrTail-len("Permission denied\n")) + "Permission denied\n"},
+		{"a byte at a time", append([]string{strings.Repeat("h", stderrKeep)}, append(strings.Split(strings.Repeat("m", 5*stderrTail), ""), "end\n")...),
+			strings.Repeat("h", stderrKeep), strings.Repeat("m", stderrTail-len("end\n")) + "end\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var dst bytes.Buffer
@@ -33,8 +35,8 @@ func TestCaptureKeepsStartAndEnd(t *testing.T) {
 			if dst.String() != strings.Join(tc.writes, "") {
 				t.Error("not everything was passed on")
 			}
-			if string(c.head) != tc.head || string(c.tail) != tc.tail {
-				t.Errorf("head %d bytes, tail %q; want %d, %q", len(c.head), c.tail, len(tc.head), tc.tail)
+			if tail := c.tail[max(0, len(c.tail)-stderrTail):]; string(c.head) != tc.head || string(tail) != tc.tail {
+				t.Errorf("head %d bytes, tail %d bytes; want %d, %d", len(c.head), len(tail), len(tc.head), len(tc.tail))
 			}
 			want := tc.head
 			if tc.tail != "" {

@@ -402,8 +402,19 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		if slices.Contains(fields, "workspace") && !given["workspace"] {
 			req.Dir = commandDir(true, req.Policy.Workspace)
 		}
+		if root := writableHolder(absolute(*policyFile), req.Policy); root != "" {
+			fmt.Fprintf(stderr, "sandbox-run: %s: --policy %s lies in %s, which the command may write: a command could have written the policy it runs under; keep it outside the writable roots\n",
+				sandbox.CodeInvalidPolicy, vocab.OneLine(*policyFile), vocab.OneLine(root))
+			return vocab.FatalExit, 0
+		}
 	}
 	if *printPolicy {
+		check := req
+		check.Argv = []string{"true"} // the policy is what is checked, not a command
+		if err := check.Validate(); err != nil {
+			printError(stderr, err)
+			return vocab.FatalExit, 0
+		}
 		b, _ := json.MarshalIndent(req.Policy, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 		return 0, 0
@@ -572,8 +583,7 @@ const (
 // copies everything on to dst.
 type capture struct {
 	dst        io.Writer
-	head, tail []byte
-	cut        bool // bytes were dropped between head and tail
+	head, tail []byte // tail holds at least the last stderrTail bytes
 }
 
 func (c *capture) Write(p []byte) (int, error) {
@@ -590,9 +600,10 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if len(p) > 0 {
 		c.tail = append(c.tail, p...)
-		if over := len(c.tail) - stderrTail; over > 0 {
-			c.tail = append(c.tail[:0], c.tail[over:]...)
-			c.cut = true
+		// Trimmed only once it holds twice what is kept: a command writing
+		// a byte at a time costs a copy per stderrTail bytes, not per write.
+		if len(c.tail) > 2*stderrTail {
+			c.tail = append(c.tail[:0], c.tail[len(c.tail)-stderrTail:]...)
 		}
 	}
 	return n, err
@@ -604,7 +615,7 @@ func (c *capture) kept() []byte {
 		return c.head
 	}
 	b := append(append([]byte{}, c.head...), '\n')
-	return append(b, c.tail...)
+	return append(b, c.tail[max(0, len(c.tail)-stderrTail):]...)
 }
 
 // reportFile is the --json-report file, opened before the command ran.

@@ -86,7 +86,8 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 
 // refusalNotes are the lines the CLI prints after a run in which the
 // sandbox refused something: one per distinct refusal, naming what, why,
-// and the flag that allows it. The proxy's refusals have their own line
+// and the flag that allows it; one matched from the command's output says
+// so, since the command chose what it printed. The proxy's refusals have their own line
 // (blockedNote); past maxNoted the rest are counted (the report has them).
 func refusalNotes(refusals []sandbox.Refusal) []string {
 	const maxNoted = 10
@@ -99,7 +100,13 @@ func refusalNotes(refusals []sandbox.Refusal) []string {
 		if n++; n > maxNoted {
 			continue
 		}
-		out = append(out, "sandbox-run: refused "+vocab.OneLine(r.String()))
+		line := "sandbox-run: refused " + vocab.OneLine(r.String())
+		if r.Seen == "output" {
+			// What the line names came from the command's own output:
+			// a command can print any path, host or name there.
+			line += " [as the command's output reports it]"
+		}
+		out = append(out, line)
 	}
 	if n > maxNoted {
 		out = append(out, fmt.Sprintf("sandbox-run: refused %d more (--json-report lists them)", n-maxNoted))

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
@@ -35,6 +37,29 @@ var policyFlags = map[string][]string{
 	"env":                        {"keep-env", "unsetenv", "setenv", "clearenv", "minimal-env"},
 }
 
+// writableHolder returns the root of pol a command may write (the
+// workspace, also in read-only mode, which an earlier run may have had
+// writable, and the writable roots) that holds the file at path, symlinks
+// resolved, or "".
+func writableHolder(path string, pol sandbox.Policy) string {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	for _, root := range append([]string{pol.Workspace}, pol.WritableRoots...) {
+		if root == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		if nativepath.Within(real, root) {
+			return root
+		}
+	}
+	return ""
+}
+
 // maxPolicyFile bounds what --policy reads.
 const maxPolicyFile = 1 << 20
 
@@ -57,6 +82,12 @@ func applyPolicyFile(dst *sandbox.Policy, path string, given map[string]bool) ([
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(b, &keys); err != nil {
 		return nil, fmt.Errorf("--policy %s: not a JSON object: %w", path, err)
+	}
+	// encoding/json matches names in any case and keeps the last of a
+	// name given twice: a file that reads one way to a person and another
+	// to the decoder is refused.
+	if err := exactKeys(json.NewDecoder(bytes.NewReader(b)), reflect.TypeOf(sandbox.Policy{}), ""); err != nil {
+		return nil, fmt.Errorf("--policy %s: %w", path, err)
 	}
 	var src sandbox.Policy
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -86,4 +117,74 @@ func jsonName(f reflect.StructField) string {
 		return f.Name
 	}
 	return name
+}
+
+// exactKeys reads one JSON value from dec and refuses, in every object
+// that decodes into a struct, a name that is not a field's JSON name
+// exactly, and in every object a name given twice. at is the value's place
+// in the file, for the message.
+func exactKeys(dec *json.Decoder, typ reflect.Type, at string) error {
+	for typ != nil && typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := kt.(string)
+			name := strings.TrimPrefix(at+"."+key, ".")
+			if seen[key] {
+				return fmt.Errorf("field %q given twice", name)
+			}
+			seen[key] = true
+			var elem reflect.Type
+			switch {
+			case typ != nil && typ.Kind() == reflect.Struct:
+				f, ok := fieldByJSONName(typ, key)
+				if !ok {
+					return fmt.Errorf("unknown field %q", name)
+				}
+				elem = f.Type
+			case typ != nil && typ.Kind() == reflect.Map:
+				elem = typ.Elem()
+			}
+			if err := exactKeys(dec, elem, name); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // }
+		return err
+	case json.Delim('['):
+		var elem reflect.Type
+		if typ != nil && (typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array) {
+			elem = typ.Elem()
+		}
+		for dec.More() {
+			if err := exactKeys(dec, elem, at+"[]"); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // ]
+		return err
+	}
+	return nil
+}
+
+// fieldByJSONName returns the field of struct typ whose JSON name is
+// exactly name.
+func fieldByJSONName(typ reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < typ.NumField(); i++ {
+		if f := typ.Field(i); f.IsExported() && jsonName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }

@@ -46,6 +46,11 @@ func TestApplyPolicyFile(t *testing.T) {
 		{"unknown field", write("bad.json", `{"mode": "read-only", "writable_root": ["/x"]}`), nil, sandbox.Policy{}, `unknown field "writable_root"`},
 		{"wrong type", write("type.json", `{"deny_read": "/x"}`), nil, sandbox.Policy{}, "deny_read"},
 		{"not an object", write("list.json", `[]`), nil, sandbox.Policy{}, "not a JSON object"},
+		{"another case", write("case.json", `{"Require_Full": true}`), nil, sandbox.Policy{}, `unknown field "Require_Full"`},
+		{"a nested field in another case", write("nested.json", `{"env": {"Keep": ["X"]}}`), nil, sandbox.Policy{}, `unknown field "env.Keep"`},
+		{"a name twice", write("twice.json", `{"deny_read": ["/a"], "deny_read": []}`), nil, sandbox.Policy{}, `field "deny_read" given twice`},
+		{"a name twice, in another case", write("twice2.json", `{"deny_read": ["/a"], "Deny_Read": []}`), nil, sandbox.Policy{}, `unknown field "Deny_Read"`},
+		{"a variable set twice", write("set.json", `{"env": {"set": {"A": "1", "A": "2"}}}`), nil, sandbox.Policy{}, `field "env.set.A" given twice`},
 		{"missing", filepath.Join(dir, "none.json"), nil, sandbox.Policy{}, "no such file"},
 	}
 	for _, tt := range tests {
