@@ -114,6 +114,10 @@ type Policy struct {
 	// zero value withholds the variables that look like credentials
 	// (Wrapped.WithheldEnv names them).
 	Env EnvPolicy `json:"env,omitzero"`
+	// Caches says where the toolchains keep their caches; the zero value
+	// gives the workspace caches of the sandbox's own (Wrapped.Caches
+	// names them).
+	Caches CachePolicy `json:"caches,omitzero"`
 }
 
 // Request is one command to wrap.
@@ -149,6 +153,7 @@ type resolved struct {
 	networkMode   NetworkMode
 	network       netPolicy
 	requireFull   bool
+	caches        *cachePlan
 }
 
 // validate checks req before anything is spawned or changed, and resolves
@@ -299,6 +304,9 @@ func validate(req Request) (*resolved, error) {
 		env = os.Environ()
 	}
 	r.env, r.withheldEnv = buildEnv(env, p.Env, socketAllowed(p.AllowUnixSockets, r.unixSockets))
+	if r.caches, err = planCaches(p, ws, env); err != nil {
+		return nil, err
+	}
 
 	r.dir = ws
 	if req.Dir != "" {

@@ -101,6 +101,15 @@ type Wrapped struct {
 	// Proxy is the URL of the domain proxy the command's clients are
 	// pointed at (NetworkProxied), as the command reaches it.
 	Proxy string `json:"proxy,omitempty"`
+	// CacheDir is the directory of the toolchains' caches (Policy.Caches):
+	// the workspace's own, kept across runs, or one below TempDir.
+	CacheDir string `json:"cache_dir,omitempty"`
+	// Caches names each tool's cache variables the wrap set (they are in
+	// LaunchEnv too), and the user's caches read to warm them.
+	Caches []CacheUse `json:"caches,omitempty"`
+	// CacheNote says why the caches are below TempDir although the
+	// policy would keep them across runs.
+	CacheNote string `json:"cache_note,omitempty"`
 
 	cleanupOnce sync.Once
 	cleanupErr  error

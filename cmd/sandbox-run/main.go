@@ -169,6 +169,9 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(args[1:], stdout, stderr), 0
 	}
+	if len(args) > 0 && args[0] == "cache" {
+		return cacheCmd(args[1:], stdout, stderr), 0
+	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
 		fmt.Fprintln(stdout, versionLine())
 		return 0, 0
@@ -190,6 +193,13 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var allowDomains, denyDomains listFlag
 	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a name the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
 	fs.Var(&denyDomains, "deny-domain", "a name refused even where --allow-domain allows it (repeatable)")
+	var allowRegistries listFlag
+	fs.Var(&allowRegistries, "allow-registry", "the names a toolchain's registry needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)")
+	noCaches := fs.Bool("no-caches", false, "leave the tools' cache variables as they are (their caches are the user's own, read-only): no caches of the sandbox's own")
+	cacheDir := fs.String("cache-dir", "", "keep the tools' caches in DIR (created, made writable) instead of the workspace's own under the user cache dir")
+	var noCache listFlag
+	fs.Var(&noCache, "no-cache", "leave this tool's cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)")
+	noCacheWarm := fs.Bool("no-cache-warm", false, "read none of the user's caches (Go's module downloads) to warm the sandbox's")
 	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
 	var localPorts portsFlag
 	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
@@ -208,6 +218,14 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			return 0, 0
 		}
 		return vocab.FatalExit, 0
+	}
+	for _, name := range allowRegistries {
+		d, ok := sandbox.RegistryDomains(name)
+		if !ok {
+			fmt.Fprintf(stderr, "sandbox-run: %s: --allow-registry %q: want one of %s\n", sandbox.CodeInvalidPolicy, name, strings.Join(sandbox.Registries(), ", "))
+			return vocab.FatalExit, 0
+		}
+		allowDomains = append(allowDomains, d...)
 	}
 	networkGiven := false
 	fs.Visit(func(f *flag.Flag) { networkGiven = networkGiven || f.Name == "network" })
@@ -271,6 +289,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			AllowLocalPorts:          localPorts,
 			RequireFull:              *requireFull,
 			Env:                      envPolicy,
+			Caches:                   sandbox.CachePolicy{Off: *noCaches, Dir: absolute(*cacheDir), Skip: noCache, NoWarm: *noCacheWarm},
 		},
 	}
 	// The temp dirs of runs that were killed before their Cleanup: a
