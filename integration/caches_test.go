@@ -1,0 +1,208 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/sandbox"
+)
+
+// userGoWorld is a new user's machine: a home directory whose Go module
+// cache holds sbxModule (downloaded unconfined, as the user's own go would
+// have), a build cache with one entry, and a workspace whose module needs
+// sbxModule and has not been built.
+type userGoWorld struct {
+	home, modcache, gocache, ws string
+	env                         []string // the caller's: HOME, PATH, no Go variable
+}
+
+func newUserGoWorld(t *testing.T, s *sbx) *userGoWorld {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	u := &userGoWorld{home: filepath.Join(s.base, "home"), ws: s.ws}
+	u.modcache = filepath.Join(u.home, "go", "pkg", "mod")
+	u.gocache = filepath.Join(u.home, ".cache", "go-build")
+	write(t, filepath.Join(u.gocache, "README"), "the user's own build cache\n")
+	// The module cache is read-only: make the world removable before
+	// newSbx's cleanup removes it.
+	t.Cleanup(func() {
+		filepath.WalkDir(s.base, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	// A file proxy holding sbxModule, for the user's own download.
+	nw := &netWorld{}
+	nw.goProxyHandler(t)
+	vdir := filepath.Join(s.base, "proxy", sbxModule, "@v")
+	write(t, filepath.Join(vdir, "list"), sbxModVer+"\n")
+	write(t, filepath.Join(vdir, sbxModVer+".info"), fmt.Sprintf(`{"Version":%q,"Time":"2026-01-01T00:00:00Z"}`, sbxModVer))
+	write(t, filepath.Join(vdir, sbxModVer+".mod"), moduleFiles["go.mod"])
+	write(t, filepath.Join(vdir, sbxModVer+".zip"), string(nw.ModZip))
+	u.env = []string{"HOME=" + u.home, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOFLAGS=", "CGO_ENABLED=0"}
+	dl := exec.Command(goBin, "mod", "download", sbxModule+"@"+sbxModVer)
+	dl.Dir = u.home
+	dl.Env = append(append([]string{}, u.env...), "GOPROXY=file://"+filepath.Join(s.base, "proxy"), "GOSUMDB=off", "TMPDIR="+t.TempDir())
+	if out, err := dl.CombinedOutput(); err != nil {
+		t.Fatalf("the user's own go mod download: %v\n%s", err, out)
+	}
+	write(t, filepath.Join(u.ws, "go.mod"), "module example.com/app\n\ngo 1.22\n\nrequire "+sbxModule+" "+sbxModVer+"\n")
+	write(t, filepath.Join(u.ws, "go.sum"), sbxModule+" "+sbxModVer+" "+nw.ModSum+"\n"+sbxModule+" "+sbxModVer+"/go.mod "+nw.ModGoModSum+"\n")
+	write(t, filepath.Join(u.ws, "main.go"), "package main\n\nimport \""+sbxModule+"\"\n\nfunc main() { println(hello.Hello()) }\n")
+	return u
+}
+
+// run runs argv under pol with the world's environment.
+func (u *userGoWorld) run(s *sbx, pol sandbox.Policy, argv ...string) ran {
+	s.t.Helper()
+	w, err := s.p.Wrap(context.Background(), sandbox.Request{Argv: argv, Env: u.env, Policy: pol})
+	if err != nil {
+		s.t.Fatalf("Wrap(%q): %v", argv, err)
+	}
+	s.t.Cleanup(func() { w.Cleanup() })
+	return s.spawn(w, nil)
+}
+
+// hashTree hashes every name, mode, link target and file content below
+// dir: a tree changed in any way hashes differently.
+func hashTree(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %v\n", strings.TrimPrefix(p, dir), fi.Mode())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			fmt.Fprintf(h, "-> %s\n", l)
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestGoBuildUnderTheDefaults: a new user's first `go build` works under
+// the default policy, network denied: the build cache and module cache
+// are the workspace's own (the report and `go env` name them), and the
+// module comes from the user's module cache, read as a file proxy. The
+// pairs: with Caches.Off the same build fails on the user's read-only
+// cache, as before; with Caches.NoWarm it fails to download the module.
+// The user's caches hash the same after every run.
+func TestGoBuildUnderTheDefaults(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		u := newUserGoWorld(t, s)
+		before := hashTree(t, u.gocache) + hashTree(t, u.modcache)
+		script := `go build -o "$TMPDIR/app" . && "$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE`
+		r := u.run(s, s.policy(), "/bin/sh", "-c", script)
+		w := r.w
+		root := filepath.Join(u.home, ".cache", "sandbox-local", "caches")
+		want := strings.Join([]string{"hello from the sbx module", filepath.Join(w.CacheDir, "go-build"), filepath.Join(w.CacheDir, "go", "pkg", "mod")}, "\n")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want || filepath.Dir(w.CacheDir) != root {
+			t.Fatalf("go build under the defaults: exit %d stdout %q stderr %.800q cache dir %q; want %q", r.code, r.stdout, r.stderr, w.CacheDir, want)
+		}
+		if len(w.Caches) == 0 || w.Caches[0].Tool != "go" || w.Caches[0].WarmFrom != filepath.Join(u.modcache, "cache", "download") {
+			t.Errorf("report's caches %+v", w.Caches)
+		}
+		if ents, err := os.ReadDir(filepath.Join(w.CacheDir, "go", "pkg", "mod", "cache", "download", sbxModule, "@v")); err != nil || len(ents) == 0 {
+			t.Errorf("the module did not land in the sandbox's module cache: %v", err)
+		}
+		off := s.policy()
+		off.Caches.Off = true
+		r = u.run(s, off, "/bin/sh", "-c", script)
+		if r.code == 0 || !strings.Contains(strings.ToLower(r.stderr), map[bool]string{true: "read-only file system", false: "permission denied"}[s.runner == "namespaces"]) {
+			t.Errorf("Caches.Off: exit %d stderr %.600q, want the user's cache refused", r.code, r.stderr)
+		}
+		cold := s.policy()
+		cold.Caches.NoWarm = true
+		cold.Workspace = filepath.Join(s.base, "ws-cold")
+		for _, f := range []string{"go.mod", "go.sum", "main.go"} {
+			b, err := os.ReadFile(filepath.Join(u.ws, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(cold.Workspace, f), string(b))
+		}
+		r = u.run(s, cold, "/bin/sh", "-c", script)
+		if r.code == 0 || !strings.Contains(r.stderr, sbxModule) {
+			t.Errorf("Caches.NoWarm under network deny: exit %d stderr %.600q, want the download of %s failed", r.code, r.stderr, sbxModule)
+		}
+		if after := hashTree(t, u.gocache) + hashTree(t, u.modcache); after != before {
+			t.Errorf("the user's caches changed")
+		}
+	})
+}
+
+// TestUserCachesStayReadOnly: with the sandbox's caches in place, a
+// command that writes the user's own build cache or module cache is
+// refused and they hash the same after; it writes its own cache dir (the
+// positive control). A second workspace's command cannot write the
+// first's cache dir (its own it can): one workspace cannot poison
+// another's builds.
+func TestUserCachesStayReadOnly(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		u := newUserGoWorld(t, s)
+		before := hashTree(t, u.gocache) + hashTree(t, u.modcache)
+		tool := func(pol sandbox.Policy, verb string, args ...string) (string, *sandbox.Wrapped) {
+			t.Helper()
+			r := u.run(s, pol, append([]string{self(t), toolArg, verb}, args...)...)
+			return toolAnswer(t, r), r.w
+		}
+		zip := filepath.Join(u.modcache, "cache", "download", sbxModule, "@v", sbxModVer+".zip")
+		got, w := tool(s.policy(), "write", filepath.Join(u.gocache, "planted"))
+		wantDenied(t, "write the user's build cache", got)
+		wantAbsent(t, filepath.Join(u.gocache, "planted"))
+		got, _ = tool(s.policy(), "mkdir", filepath.Join(u.modcache, "evil"))
+		wantDenied(t, "mkdir in the user's module cache", got)
+		wantAbsent(t, filepath.Join(u.modcache, "evil"))
+		got, _ = tool(s.policy(), "write", zip)
+		wantDenied(t, "rewrite a module zip of the user's", got)
+		got, _ = tool(s.policy(), "write", filepath.Join(w.CacheDir, "planted"))
+		wantOK(t, "write the sandbox's own cache dir", got)
+		if after := hashTree(t, u.gocache) + hashTree(t, u.modcache); after != before {
+			t.Errorf("the user's caches changed")
+		}
+
+		ws2 := filepath.Join(s.base, "ws2")
+		if err := os.Mkdir(ws2, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pol2 := s.policy()
+		pol2.Workspace = ws2
+		got, w2 := tool(pol2, "write", filepath.Join(w.CacheDir, "from-ws2"))
+		wantDenied(t, "write the first workspace's cache dir from the second", got)
+		wantAbsent(t, filepath.Join(w.CacheDir, "from-ws2"))
+		if w2.CacheDir == w.CacheDir || filepath.Dir(w2.CacheDir) != filepath.Dir(w.CacheDir) {
+			t.Errorf("second workspace's cache dir %q, the first's %q", w2.CacheDir, w.CacheDir)
+		}
+		got, _ = tool(pol2, "write", filepath.Join(w2.CacheDir, "own"))
+		wantOK(t, "write the second workspace's own cache dir", got)
+	})
+}
