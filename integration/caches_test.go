@@ -18,10 +18,10 @@ import (
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
-// userGoWorld is a new user's machine: a home directory whose Go module
-// cache holds sbxModule (downloaded unconfined, as the user's own go would
-// have), a build cache with one entry, and a workspace whose module needs
-// sbxModule and has not been built.
+// userGoWorld is a user's machine: a home directory whose Go module cache
+// holds sbxModule and whose build cache holds the workspace's build (both
+// made unconfined, by the user's own go), and a workspace whose module
+// needs sbxModule and that the sandbox has not built.
 type userGoWorld struct {
 	home, modcache, gocache, ws string
 	env                         []string // the caller's: HOME, PATH, no Go variable
@@ -62,7 +62,26 @@ func newUserGoWorld(t *testing.T, s *sbx) *userGoWorld {
 	write(t, filepath.Join(u.ws, "go.mod"), "module example.com/app\n\ngo 1.22\n\nrequire "+sbxModule+" "+sbxModVer+"\n")
 	write(t, filepath.Join(u.ws, "go.sum"), sbxModule+" "+sbxModVer+" "+nw.ModSum+"\n"+sbxModule+" "+sbxModVer+"/go.mod "+nw.ModGoModSum+"\n")
 	write(t, filepath.Join(u.ws, "main.go"), "package main\n\nimport \""+sbxModule+"\"\n\nfunc main() { println(hello.Hello()) }\n")
+	build := exec.Command(goBin, "build", "-o", os.DevNull, ".")
+	build.Dir = u.ws
+	build.Env = append(append([]string{}, u.env...), "GOPROXY=off", "TMPDIR="+t.TempDir())
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("the user's own go build: %v\n%s", err, out)
+	}
 	return u
+}
+
+// copyWorkspace copies the Go files of ws to dir, a new workspace.
+func copyWorkspace(t *testing.T, ws, dir string) string {
+	t.Helper()
+	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
+		b, err := os.ReadFile(filepath.Join(ws, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, f), string(b))
+	}
+	return dir
 }
 
 // run runs argv under pol with the world's environment.
@@ -109,27 +128,36 @@ func hashTree(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestGoBuildUnderTheDefaults: a new user's first `go build` works under
-// the default policy, network denied: the build cache and module cache
-// are the workspace's own (the report and `go env` name them), and the
-// module comes from the user's module cache, read as a file proxy. The
-// pairs: with Caches.Off the same build fails on the user's read-only
-// cache, as before; with Caches.NoWarm it fails to download the module.
-// The user's caches hash the same after every run.
+// TestGoBuildUnderTheDefaults: the sandbox's first `go build` in a
+// workspace works under the default policy, network denied: the build
+// cache and module cache are the workspace's own (the report and `go env`
+// name them), the module comes from the user's module cache, read as a
+// file proxy, and the compiled packages from the user's build cache
+// (GOCACHEPROG): runtime is not compiled again. The pairs: without
+// GOCACHEPROG the same build compiles runtime; with Caches.Off it fails on
+// the user's read-only cache, as before; with Caches.NoWarm it fails to
+// download the module. The user's caches hash the same after every run.
 func TestGoBuildUnderTheDefaults(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		u := newUserGoWorld(t, s)
 		before := hashTree(t, u.gocache) + hashTree(t, u.modcache)
-		script := `go build -o "$TMPDIR/app" . && "$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE`
+		script := `go build -x -o "$TMPDIR/app" . 2>"$TMPDIR/x" || { cat "$TMPDIR/x" >&2; exit 1; }; ` +
+			`"$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE && { grep -c -e "-p runtime " "$TMPDIR/x"; true; }`
 		r := u.run(s, s.policy(), "/bin/sh", "-c", script)
 		w := r.w
 		root := filepath.Join(u.home, ".cache", "sandbox-local", "caches")
-		want := strings.Join([]string{"hello from the sbx module", filepath.Join(w.CacheDir, "go-build"), filepath.Join(w.CacheDir, "go", "pkg", "mod")}, "\n")
+		want := strings.Join([]string{"hello from the sbx module", filepath.Join(w.CacheDir, "go-build"), filepath.Join(w.CacheDir, "go", "pkg", "mod"), "0"}, "\n")
 		if r.code != 0 || strings.TrimSpace(r.stdout) != want || filepath.Dir(w.CacheDir) != root {
 			t.Fatalf("go build under the defaults: exit %d stdout %q stderr %.800q cache dir %q; want %q", r.code, r.stdout, r.stderr, w.CacheDir, want)
 		}
-		if len(w.Caches) == 0 || w.Caches[0].Tool != "go" || w.Caches[0].WarmFrom != filepath.Join(u.modcache, "cache", "download") {
+		if len(w.Caches) == 0 || w.Caches[0].Tool != "go" || strings.Join(w.Caches[0].WarmFrom, ",") != filepath.Join(u.modcache, "cache", "download")+","+u.gocache {
 			t.Errorf("report's caches %+v", w.Caches)
+		}
+		noprog := s.policy()
+		noprog.Env.Set = map[string]string{"GOCACHEPROG": ""}
+		noprog.Workspace = copyWorkspace(t, u.ws, filepath.Join(s.base, "ws-noprog"))
+		if r = u.run(s, noprog, "/bin/sh", "-c", script); r.code != 0 || lastLine(r.stdout) == "0" {
+			t.Errorf("without GOCACHEPROG: exit %d stdout %q stderr %.600q, want runtime compiled", r.code, r.stdout, r.stderr)
 		}
 		if ents, err := os.ReadDir(filepath.Join(w.CacheDir, "go", "pkg", "mod", "cache", "download", sbxModule, "@v")); err != nil || len(ents) == 0 {
 			t.Errorf("the module did not land in the sandbox's module cache: %v", err)
@@ -142,14 +170,7 @@ func TestGoBuildUnderTheDefaults(t *testing.T) {
 		}
 		cold := s.policy()
 		cold.Caches.NoWarm = true
-		cold.Workspace = filepath.Join(s.base, "ws-cold")
-		for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-			b, err := os.ReadFile(filepath.Join(u.ws, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(t, filepath.Join(cold.Workspace, f), string(b))
-		}
+		cold.Workspace = copyWorkspace(t, u.ws, filepath.Join(s.base, "ws-cold"))
 		r = u.run(s, cold, "/bin/sh", "-c", script)
 		if r.code == 0 || !strings.Contains(r.stderr, sbxModule) {
 			t.Errorf("Caches.NoWarm under network deny: exit %d stderr %.600q, want the download of %s failed", r.code, r.stderr, sbxModule)

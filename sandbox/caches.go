@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bo-agent/sandbox-local/internal/gocacheprog"
 	"github.com/bo-agent/sandbox-local/internal/nativepath"
 )
 
@@ -83,9 +84,9 @@ type CacheUse struct {
 	Tool string `json:"tool"`
 	// Env are the variables the wrap set for it (NAME=value).
 	Env []string `json:"env"`
-	// WarmFrom is a cache of the user's that the tool reads, never writes
-	// (Go's module downloads), "" when none.
-	WarmFrom string `json:"warm_from,omitempty"`
+	// WarmFrom are caches of the user's that the tool reads, never writes
+	// (Go's module downloads, and its build cache through GOCACHEPROG).
+	WarmFrom []string `json:"warm_from,omitempty"`
 }
 
 // cachePlan is what validate decided about caches; prepareCaches makes it
@@ -99,6 +100,7 @@ type cachePlan struct {
 	set      map[string]bool // variables Policy.Env.Set gives: the caller's choice stands
 	goWarm   string          // the user's module download cache, for GOPROXY
 	goProxy  string          // the caller's GOPROXY, after the file:// entry
+	goBuild  string          // the user's build cache, for GOCACHEPROG
 	baseNote string          // why the default dir is unusable
 }
 
@@ -142,6 +144,7 @@ func planCaches(p Policy, workspace string, callerEnv []string) (*cachePlan, err
 	}
 	if !c.NoWarm && !plan.skip["go"] {
 		plan.goWarm, plan.goProxy = goWarmSource(callerEnv)
+		plan.goBuild = goBuildCache(callerEnv)
 	}
 	return plan, nil
 }
@@ -302,10 +305,54 @@ func goWarmSource(env []string) (dir, proxy string) {
 	return dir, proxy
 }
 
-// goWarmUsable reports whether the user's module download cache dir can be
-// read as a proxy: a readable directory the command cannot write (inside a
-// writable root, an earlier command could have planted modules there that
-// go.sum would not catch for a module it does not list yet) and may read.
+// goBuildCache is the user's build cache dir (GOCACHE, else the go env
+// file's, else <user cache dir>/go-build), "" for none.
+func goBuildCache(env []string) string {
+	v := goEnvSetting(env, readGoEnvFile(env), "GOCACHE")
+	if v == "off" {
+		return ""
+	}
+	if v == "" {
+		base, ok := userCacheBase(env)
+		if !ok {
+			return ""
+		}
+		v = filepath.Join(base, "go-build")
+	}
+	if !filepath.IsAbs(v) {
+		return ""
+	}
+	return filepath.Clean(v)
+}
+
+// goCacheProg is GOCACHEPROG for the program self serves (launcher.Init,
+// package internal/gocacheprog) reading the user's build cache user; ""
+// when a path cannot be quoted for the go command's word splitting.
+func goCacheProg(self, user string) string {
+	quote := func(s string) (string, bool) {
+		switch {
+		case !strings.ContainsAny(s, " \t\n\r'\""):
+			return s, true
+		case !strings.Contains(s, "'"):
+			return "'" + s + "'", true
+		case !strings.Contains(s, "\""):
+			return "\"" + s + "\"", true
+		}
+		return "", false
+	}
+	qs, ok1 := quote(self)
+	qu, ok2 := quote(user)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	return qs + " " + gocacheprog.Arg + " " + qu
+}
+
+// goWarmUsable reports whether a cache dir of the user's can be read to
+// warm the sandbox's: a readable directory the command cannot write
+// (inside a writable root, an earlier command could have planted entries
+// there: modules that go.sum would not catch for a module it does not list
+// yet, build outputs under a key) and may read.
 func goWarmUsable(dir string, writable, denyRead []string) (string, bool) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -343,9 +390,10 @@ func goWarmProxy(dir, proxy string) string {
 
 // cacheEnv is the variables the plan sets and the report's entries: each
 // tool's variables below dir, minus the skipped tools and the variables
-// Policy.Env.Set gives, and GOPROXY when warm is the user's module
-// download cache.
-func (c *cachePlan) cacheEnv(dir, warm string) (vars []string, uses []CacheUse) {
+// Policy.Env.Set gives, GOPROXY when warm is the user's module download
+// cache, and GOCACHEPROG when prog (the program reading the user's build
+// cache) is not "".
+func (c *cachePlan) cacheEnv(dir, warm, prog string) (vars []string, uses []CacheUse) {
 	if c.off {
 		return nil, nil
 	}
@@ -362,7 +410,11 @@ func (c *cachePlan) cacheEnv(dir, warm string) (vars []string, uses []CacheUse) 
 		}
 		if t.Name == "go" && warm != "" && !c.set["GOPROXY"] {
 			u.Env = append(u.Env, "GOPROXY="+goWarmProxy(warm, c.goProxy))
-			u.WarmFrom = warm
+			u.WarmFrom = append(u.WarmFrom, warm)
+		}
+		if t.Name == "go" && prog != "" && !c.set["GOCACHEPROG"] && !c.set["GOCACHE"] {
+			u.Env = append(u.Env, "GOCACHEPROG="+prog)
+			u.WarmFrom = append(u.WarmFrom, c.goBuild)
 		}
 		if len(u.Env) > 0 {
 			vars = append(vars, u.Env...)

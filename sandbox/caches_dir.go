@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bo-agent/sandbox-local/internal/privdir"
+	"github.com/bo-agent/sandbox-local/internal/selfexe"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
@@ -224,12 +225,20 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 		}
 		dir = filepath.Join(w.TempDir, "cache")
 	}
-	warm := ""
+	warm, prog := "", ""
+	writable := append(append([]string{dir}, spec.Writable...), w.TempDir)
 	if c.goWarm != "" {
-		writable := append(append([]string{dir}, spec.Writable...), w.TempDir)
 		warm, _ = goWarmUsable(c.goWarm, writable, r.denyRead)
 	}
-	vars, uses := c.cacheEnv(dir, warm)
+	if c.goBuild != "" {
+		if real, ok := goWarmUsable(c.goBuild, writable, r.denyRead); ok {
+			if self, err := selfexe.Path(); err == nil {
+				c.goBuild = real
+				prog = goCacheProg(self, real)
+			}
+		}
+	}
+	vars, uses := c.cacheEnv(dir, warm, prog)
 	w.CacheDir, w.Caches, w.CacheNote = dir, uses, c.baseNote
 	return vars
 }

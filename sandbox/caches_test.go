@@ -67,7 +67,7 @@ func TestPlanCaches(t *testing.T) {
 
 func TestCacheEnv(t *testing.T) {
 	plan := &cachePlan{skip: map[string]bool{"cargo": true}, set: map[string]bool{"GOCACHE": true}, goProxy: "https://p.example,direct"}
-	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download")
+	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "")
 	for _, want := range []string{"GOPATH=/c/go", "GOMODCACHE=/c/go/pkg/mod", "PIP_CACHE_DIR=/c/pip", "npm_config_cache=/c/npm",
 		"XDG_CACHE_HOME=/c/xdg", "GOPROXY=file:///u/go/pkg/mod/cache/download,https://p.example,direct"} {
 		if !slices.Contains(vars, want) {
@@ -79,11 +79,23 @@ func TestCacheEnv(t *testing.T) {
 			t.Errorf("vars %q hold %s (skipped, or the caller's Set)", vars, absent)
 		}
 	}
-	if uses[0].Tool != "go" || uses[0].WarmFrom != "/u/go/pkg/mod/cache/download" {
+	if uses[0].Tool != "go" || !slices.Equal(uses[0].WarmFrom, []string{"/u/go/pkg/mod/cache/download"}) {
 		t.Errorf("uses %+v", uses)
 	}
-	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", ""); v != nil {
+	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", "", ""); v != nil {
 		t.Errorf("off: %q", v)
+	}
+}
+
+func TestGoCacheProg(t *testing.T) {
+	for _, tc := range []struct{ self, user, want string }{
+		{"/bin/x", "/h/.cache/go-build", "/bin/x sandbox-local-gocacheprog /h/.cache/go-build"},
+		{"/b in/x", "/h/it's", `'/b in/x' sandbox-local-gocacheprog "/h/it's"`},
+		{"/bin/x", `/h/'"`, ""},
+	} {
+		if got := goCacheProg(tc.self, tc.user); got != tc.want {
+			t.Errorf("goCacheProg(%q, %q) = %q, want %q", tc.self, tc.user, got, tc.want)
+		}
 	}
 }
 
@@ -120,6 +132,8 @@ func TestWrapCaches(t *testing.T) {
 	home := t.TempDir()
 	moddl := filepath.Join(home, "go", "pkg", "mod", "cache", "download")
 	os.MkdirAll(moddl, 0o755)
+	gocache := filepath.Join(home, ".cache", "go-build")
+	os.MkdirAll(gocache, 0o755)
 	r := &specRunner{fakeRunner: fakeRunner{n: "fake"}}
 	p := &Provider{cands: []runner{r}, fsys: osFS{}}
 	wrap := func(ws string, env []string, c CachePolicy) *Wrapped {
@@ -146,8 +160,11 @@ func TestWrapCaches(t *testing.T) {
 	if envValue(w1.Env, "GOCACHE") != filepath.Join(w1.CacheDir, "go-build") || !slices.Contains(w1.LaunchEnv, "GOCACHE="+filepath.Join(w1.CacheDir, "go-build")) {
 		t.Errorf("GOCACHE %q", envValue(w1.Env, "GOCACHE"))
 	}
-	if want := "file://" + moddl + "," + defaultGoProxy; envValue(w1.Env, "GOPROXY") != want || w1.Caches[0].WarmFrom != moddl {
+	if want := "file://" + moddl + "," + defaultGoProxy; envValue(w1.Env, "GOPROXY") != want || !slices.Contains(w1.Caches[0].WarmFrom, moddl) {
 		t.Errorf("GOPROXY %q, want %q", envValue(w1.Env, "GOPROXY"), want)
+	}
+	if prog := envValue(w1.Env, "GOCACHEPROG"); !strings.HasSuffix(prog, " sandbox-local-gocacheprog "+gocache) || !slices.Contains(w1.Caches[0].WarmFrom, gocache) {
+		t.Errorf("GOCACHEPROG %q", prog)
 	}
 	w2 := wrap(ws2, nil, CachePolicy{})
 	if w2.CacheDir == w1.CacheDir || filepath.Dir(w2.CacheDir) != root {
@@ -169,7 +186,7 @@ func TestWrapCaches(t *testing.T) {
 	if envValue(w.Env, "GOPROXY") != "" {
 		t.Errorf("GOPROXY %q with the user's module cache writable", envValue(w.Env, "GOPROXY"))
 	}
-	if w = wrap(ws1, nil, CachePolicy{NoWarm: true}); envValue(w.Env, "GOPROXY") != "" {
+	if w = wrap(ws1, nil, CachePolicy{NoWarm: true}); envValue(w.Env, "GOPROXY") != "" || envValue(w.Env, "GOCACHEPROG") != "" {
 		t.Errorf("NoWarm: GOPROXY %q", envValue(w.Env, "GOPROXY"))
 	}
 	if w = wrap(ws1, []string{"GOCACHE=/mine"}, CachePolicy{Off: true}); envValue(w.Env, "GOCACHE") != "/mine" || w.CacheDir != "" {
