@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -225,5 +226,69 @@ func TestUserCachesStayReadOnly(t *testing.T) {
 		}
 		got, _ = tool(pol2, "write", filepath.Join(w2.CacheDir, "own"))
 		wantOK(t, "write the second workspace's own cache dir", got)
+	})
+}
+
+// TestCLICaches: the CLI's cache flags, each against the default as its
+// control: the default names the workspace's cache dir (and the report
+// lists it), and a write there works where the same write to the user's
+// cache is refused; --no-caches leaves the variables alone; --no-cache go
+// leaves only Go's; --cache-dir moves them; an unknown --allow-registry is
+// INVALID_POLICY and a known one selects the proxied network; `cache list`
+// and `cache prune --all` see and remove the workspace's cache dir.
+func TestCLICaches(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		home := filepath.Join(s.base, "home")
+		write(t, filepath.Join(home, ".cache", "go-build", "README"), "the user's\n")
+		run := func(args ...string) (string, string, int) {
+			t.Helper()
+			cmd := exec.Command(helperBinary(t, "sandbox-run"), args...)
+			cmd.Dir, cmd.Env = s.ws, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err := cmd.Run()
+			return out.String(), errb.String(), exitCode(cmd, err)
+		}
+		report := filepath.Join(s.base, "report.json")
+		script := `echo "${GOCACHE-unset} ${PIP_CACHE_DIR-unset}"; mkdir -p "$XDG_CACHE_HOME" && echo x > "$XDG_CACHE_HOME/own" && echo own; echo x > "$HOME/.cache/go-build/planted" || echo refused`
+		out, errs, code := run("--runner", s.runner, "--json-report", report, "--", "/bin/sh", "-c", script)
+		var rep struct {
+			Wrap *sandbox.Wrapped `json:"wrap"`
+		}
+		if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil || rep.Wrap == nil {
+			t.Fatalf("report: %v %s", err, b)
+		}
+		dir := rep.Wrap.CacheDir
+		want := filepath.Join(dir, "go-build") + " " + filepath.Join(dir, "pip") + "\nown\nrefused\n"
+		if code != 0 || out != want || filepath.Dir(dir) != filepath.Join(home, ".cache", "sandbox-local", "caches") || len(rep.Wrap.Caches) == 0 {
+			t.Errorf("default: exit %d stdout %q stderr %q cache dir %q; want %q", code, out, errs, dir, want)
+		}
+		wantAbsent(t, filepath.Join(home, ".cache", "go-build", "planted"))
+		if out, errs, code = run("--runner", s.runner, "--no-caches", "--", "/bin/sh", "-c", script); code != 0 || out != "unset unset\nrefused\n" {
+			t.Errorf("--no-caches: exit %d stdout %q stderr %q", code, out, errs)
+		}
+		if out, _, code = run("--runner", s.runner, "--no-cache", "go", "--", "/bin/sh", "-c", script); code != 0 || out != "unset "+filepath.Join(dir, "pip")+"\nown\nrefused\n" {
+			t.Errorf("--no-cache go: exit %d stdout %q", code, out)
+		}
+		given := filepath.Join(s.base, "given")
+		if out, _, code = run("--runner", s.runner, "--cache-dir", given, "--", "/bin/sh", "-c", script); code != 0 || out != filepath.Join(given, "go-build")+" "+filepath.Join(given, "pip")+"\nown\nrefused\n" {
+			t.Errorf("--cache-dir: exit %d stdout %q", code, out)
+		}
+		wantContent(t, filepath.Join(given, "xdg", "own"), "x\n")
+		if _, errs, code = run("--runner", s.runner, "--allow-registry", "maven", "--", "/bin/true"); code != 125 || !strings.Contains(errs, "INVALID_POLICY: --allow-registry") {
+			t.Errorf("--allow-registry maven: exit %d stderr %q", code, errs)
+		}
+		if _, errs, code = run("--runner", s.runner, "--allow-registry", "go", "--json-report", report, "--", "/bin/true"); code != 0 {
+			t.Errorf("--allow-registry go: exit %d stderr %q", code, errs)
+		} else if b, _ := os.ReadFile(report); json.Unmarshal(b, &rep) != nil || rep.Wrap.Network != sandbox.NetworkProxied {
+			t.Errorf("--allow-registry go: network %q", rep.Wrap.Network)
+		}
+		if out, _, code = run("cache", "list"); code != 0 || !strings.Contains(out, dir) || !strings.Contains(out, s.ws) {
+			t.Errorf("cache list: exit %d stdout %q", code, out)
+		}
+		if out, _, code = run("cache", "prune", "--all"); code != 0 || !strings.Contains(out, "1 caches removed") {
+			t.Errorf("cache prune --all: exit %d stdout %q", code, out)
+		}
+		wantAbsent(t, dir)
 	})
 }

@@ -7,8 +7,10 @@
 //	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
 //	            [--json-report FILE] [--quiet]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
+//	            [--allow-registry go|npm|pip|cargo]... [--no-caches | --cache-dir DIR] [--no-cache TOOL]... [--no-cache-warm]
 //	            -- CMD [ARG...]
 //	sandbox-run doctor [--json]
+//	sandbox-run cache list [--json] | cache prune [--unused DURATION] [--all]
 //	sandbox-run --version
 //
 // --runner names one of the platform's runners (--help lists them, the
@@ -38,6 +40,14 @@
 // after the run a note on stderr (and the report's outcome.blocked) names
 // each refused destination. --allow-local-port PORT lets the command reach
 // a server on the host's loopback at 127.0.0.1:PORT.
+//
+// The toolchains' caches (Go, pip, uv, npm, pnpm, yarn, cargo, ccache,
+// XDG_CACHE_HOME) are the workspace's own, below
+// <user cache dir>/sandbox-local/caches, warmed from the user's Go caches
+// read-only (docs/policy.md, "Caches"); --no-caches, --cache-dir,
+// --no-cache and --no-cache-warm change that, and `sandbox-run cache`
+// lists and prunes them. --allow-registry NAME allows the names a
+// toolchain's registry needs, as --allow-domain.
 //
 // The command gets this process's environment without the variables that
 // look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...; the rule is
