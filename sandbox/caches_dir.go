@@ -34,6 +34,9 @@ func prepareCaches(r *resolved) error {
 		return nil
 	}
 	if c.given {
+		if err := saneWritable("caches dir", c.dir); err != nil {
+			return err // before anything is made
+		}
 		if err := os.MkdirAll(c.dir, 0o700); err != nil {
 			return &Error{Code: CodeInvalidPolicy, Reason: fmt.Sprintf("caches dir %q", c.dir), Err: err}
 		}
@@ -232,7 +235,9 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 	}
 	if c.goBuild != "" {
 		if real, ok := goWarmUsable(c.goBuild, writable, r.denyRead); ok {
-			if self, err := selfexe.Path(); err == nil {
+			// The program is this binary, run inside the sandbox: it must
+			// be readable there.
+			if self, err := selfexe.Path(); err == nil && !underAny(self, r.denyRead) {
 				c.goBuild = real
 				prog = goCacheProg(self, real)
 			}

@@ -203,6 +203,11 @@ func TestWrapCaches(t *testing.T) {
 	if !strings.HasPrefix(w.CacheDir, w.TempDir) || w.CacheNote == "" || slices.Contains(r.spec.Writable, victim) {
 		t.Errorf("planted link: cache dir %q note %q writable %q", w.CacheDir, w.CacheNote, r.spec.Writable)
 	}
+	// A given dir that would void the sandbox is refused.
+	if _, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: []string{"HOME=" + home},
+		Policy: Policy{Mode: WorkspaceWrite, Workspace: ws1, Caches: CachePolicy{Dir: "/"}}}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("caches dir /: %v, want INVALID_POLICY", err)
+	}
 	// A given dir is made and granted.
 	given := filepath.Join(t.TempDir(), "c")
 	if w = wrap(ws1, nil, CachePolicy{Dir: given}); w.CacheDir != given || !slices.Contains(r.spec.Writable, given) {
