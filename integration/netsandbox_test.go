@@ -57,9 +57,10 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 			return strings.Join(names, ",")
 		}
 		const big = 64 << 20
+		// Into the sandbox's own module cache, the default.
 		goDownload := func(goproxy string) string {
 			return `export GOPROXY=` + goproxy + ` GOSUMDB=off GONOSUMDB=` + sbxModule +
-				` GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE="$TMPDIR/mod" GOCACHE="$TMPDIR/cache" GOPATH="$TMPDIR/gopath"; ` +
+				` GOFLAGS=-mod=mod GOTOOLCHAIN=local; ` +
 				goBin + ` mod download -json ` + sbxModule + `@` + sbxModVer
 		}
 		for _, c := range []struct {
@@ -93,9 +94,9 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 				t.Errorf("%s: blocked %q, want %q", c.name, blocked(wr), c.blocked)
 			}
 			if c.name == "go mod download" && r.code == 0 {
-				var dl struct{ Sum, Error string }
-				if err := json.Unmarshal([]byte(r.stdout), &dl); err != nil || dl.Sum != w.ModSum {
-					t.Errorf("go mod download: %v %+v, want Sum %s", err, dl, w.ModSum)
+				var dl struct{ Sum, Error, Dir string }
+				if err := json.Unmarshal([]byte(r.stdout), &dl); err != nil || dl.Sum != w.ModSum || wr.CacheDir == "" || !strings.HasPrefix(dl.Dir, wr.CacheDir+"/") {
+					t.Errorf("go mod download: %v %+v, want Sum %s, in the sandbox's cache %s", err, dl, w.ModSum, wr.CacheDir)
 				}
 			}
 			if after := w.Hits.Get(sbxOther) + w.Hits.Get(sbxDenyWins); after != before {
