@@ -57,10 +57,12 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 			return strings.Join(names, ",")
 		}
 		const big = 64 << 20
-		// Into the sandbox's own module cache, the default.
-		goDownload := func(goproxy string) string {
+		// Into the workspace's module cache, the default (kept across
+		// runs), or into $TMPDIR for the denied case, which must find
+		// nothing there.
+		goDownload := func(goproxy, caches string) string {
 			return `export GOPROXY=` + goproxy + ` GOSUMDB=off GONOSUMDB=` + sbxModule +
-				` GOFLAGS=-mod=mod GOTOOLCHAIN=local; ` +
+				` GOFLAGS=-mod=mod GOTOOLCHAIN=local ` + caches + `; ` +
 				goBin + ` mod download -json ` + sbxModule + `@` + sbxModVer
 		}
 		for _, c := range []struct {
@@ -76,8 +78,8 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 			{"curl around the proxy", `curl -sS --max-time 10 --noproxy '*' --resolve ` + sbxAllowed + `:` + portOf(w.HTTPS) + `:127.0.0.1 ` + at(w.HTTPS, sbxAllowed, "/hello"), "", "", false},
 			{"git clone over https", `git clone -q ` + at(w.Git, sbxAllowed, "/repo.git") + ` "$TMPDIR/c" && git -C "$TMPDIR/c" rev-parse HEAD`, w.GitHead + "\n", "", true},
 			{"git clone, denied", `git clone -q ` + at(w.Git, sbxOther, "/repo.git") + ` "$TMPDIR/c"`, "", sbxOther, false},
-			{"go mod download", goDownload(at(w.GoProxy, sbxAllowed, "")), "", "", true},
-			{"go mod download, denied", goDownload(at(w.GoProxy, sbxOther, "")), "", sbxOther, false},
+			{"go mod download", goDownload(at(w.GoProxy, sbxAllowed, ""), ""), "", "", true},
+			{"go mod download, denied", goDownload(at(w.GoProxy, sbxOther, ""), `GOMODCACHE="$TMPDIR/mod" GOCACHE="$TMPDIR/cache" GOPATH="$TMPDIR/gopath"`), "", sbxOther, false},
 			{"python urllib", `python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("` + at(w.HTTPS, sbxAllowed, "/hello") + `").read().decode())'`, helloBody, "", true},
 			{"python urllib, denied", `python3 -c 'import urllib.request; urllib.request.urlopen("` + at(w.HTTPS, sbxOther, "/hello") + `")'`, "", sbxOther, false},
 			{"npm view", `npm_config_cache="$TMPDIR/npm" npm_config_fetch_retries=0 npm_config_update_notifier=false npm view --registry ` + at(w.NPM, sbxAllowed, "/") + ` ` + sbxNPMPkg + ` version`, sbxNPMVer + "\n", "", true},

@@ -32,13 +32,14 @@ func userEntry(t *testing.T, dir string, action [32]byte, body, stored string) [
 
 // TestServe speaks the protocol as the go command does (a request, an
 // empty line, a put's body as a base64 JSON string): a get the user's
-// cache holds is copied into the sandbox's and served from there; one
-// whose output does not hash to its id is a miss; a put is served back.
+// cache holds is served from there, unchanged; one whose output is not the
+// entry's size is a miss; a put is written to the sandbox's cache and
+// served back from it.
 func TestServe(t *testing.T) {
 	own, user := t.TempDir(), t.TempDir()
 	good, bad, fresh := sha256.Sum256([]byte("a1")), sha256.Sum256([]byte("a2")), sha256.Sum256([]byte("a3"))
 	goodOut := userEntry(t, user, good, "compiled", "compiled")
-	userEntry(t, user, bad, "compiled2", "tampered!")
+	userEntry(t, user, bad, "compiled2", "cut")
 	freshOut := sha256.Sum256([]byte("new body"))
 	var in strings.Builder
 	req := func(r request, body string) {
@@ -70,13 +71,13 @@ func TestServe(t *testing.T) {
 		t.Errorf("hello %+v", got[0])
 	}
 	r := got[1]
-	if r.Miss || string(r.OutputID) != string(goodOut[:]) || !strings.HasPrefix(r.DiskPath, own) {
+	if r.Miss || string(r.OutputID) != string(goodOut[:]) || r.DiskPath != fileName(user, goodOut[:], "d") {
 		t.Errorf("get of the user's entry: %+v", r)
 	} else if b, err := os.ReadFile(r.DiskPath); err != nil || string(b) != "compiled" {
 		t.Errorf("served %q %v", b, err)
 	}
 	if !got[2].Miss {
-		t.Errorf("a tampered output served: %+v", got[2])
+		t.Errorf("a cut output served: %+v", got[2])
 	}
 	if r := got[3]; r.Err != "" || !strings.HasPrefix(r.DiskPath, own) {
 		t.Errorf("put: %+v", r)
