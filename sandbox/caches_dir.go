@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bo-agent/sandbox-local/internal/gocacheprog"
 	"github.com/bo-agent/sandbox-local/internal/privdir"
 	"github.com/bo-agent/sandbox-local/internal/selfexe"
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -233,7 +234,10 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 	if c.goWarm != "" {
 		warm, _ = goWarmUsable(c.goWarm, writable, r.denyRead)
 	}
-	if c.goBuild != "" {
+	// A workspace whose cache a whole run found complete needs the user's
+	// no more (internal/gocacheprog.WarmMarker).
+	_, warmed := os.Lstat(filepath.Join(dir, "go-build", gocacheprog.WarmMarker))
+	if c.goBuild != "" && warmed != nil {
 		if real, ok := goWarmUsable(c.goBuild, writable, r.denyRead); ok {
 			// The program is this binary, run inside the sandbox: it must
 			// be readable there.

@@ -166,6 +166,12 @@ func TestWrapCaches(t *testing.T) {
 	if prog := envValue(w1.Env, "GOCACHEPROG"); !strings.HasSuffix(prog, " sandbox-local-gocacheprog "+gocache) || !slices.Contains(w1.Caches[0].WarmFrom, gocache) {
 		t.Errorf("GOCACHEPROG %q", prog)
 	}
+	// Once a run found the workspace's cache complete, no program.
+	os.MkdirAll(filepath.Join(w1.CacheDir, "go-build"), 0o755)
+	os.WriteFile(filepath.Join(w1.CacheDir, "go-build", "sandbox-local-warm"), nil, 0o644)
+	if w := wrap(ws1, nil, CachePolicy{}); envValue(w.Env, "GOCACHEPROG") != "" {
+		t.Errorf("GOCACHEPROG %q with the warm marker", envValue(w.Env, "GOCACHEPROG"))
+	}
 	w2 := wrap(ws2, nil, CachePolicy{})
 	if w2.CacheDir == w1.CacheDir || filepath.Dir(w2.CacheDir) != root {
 		t.Errorf("second workspace's cache dir %q, first %q", w2.CacheDir, w1.CacheDir)

@@ -1,10 +1,10 @@
 // Package gocacheprog is a GOCACHEPROG program (the go command's external
 // build cache protocol) that serves the go command inside a sandbox: it
 // writes the sandbox's own build cache ($GOCACHE, in the go command's disk
-// format) and, on a miss there, serves the user's own build cache
-// read-only. So a first build in a new workspace is not a cold one, and
-// the user's cache, which the user's unconfined builds trust, stays out of
-// the command's reach.
+// format) and, on a miss there, reads the user's own build cache, never
+// writing it, copying the entry into the sandbox's. So a first build in a
+// new workspace is not a cold one, and the user's cache, which the user's
+// unconfined builds trust, stays out of the command's reach.
 //
 // It runs inside the sandbox, as the go command's child, confined like
 // it: it can read the user's cache because the command can, and write only
@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -113,6 +114,9 @@ func Serve(in io.Reader, out io.Writer, own, user string) error {
 		switch req.Command {
 		case "close":
 			wg.Wait()
+			if c.user != "" && c.userHits.Load() == 0 {
+				writeFile(filepath.Join(own, WarmMarker), nil)
+			}
 			return reply(&response{ID: req.ID})
 		case "put":
 			body, err := readBody(br, req.BodySize)
@@ -168,7 +172,15 @@ func readBody(br *bufio.Reader, size int64) ([]byte, error) {
 
 type cache struct {
 	own, user string
+	userHits  atomic.Int64
 }
+
+// WarmMarker is the file a run leaves in the sandbox's cache when the
+// user's cache served it nothing: the sandbox's cache then holds what
+// this workspace's builds need, and the wrap stops naming the program
+// (a build without it saves the protocol's cost). A command can make the
+// file itself: that only stops its own workspace's warming.
+const WarmMarker = "sandbox-local-warm"
 
 // entrySize is the length of an action entry of the go command's disk
 // cache: "v1 <action> <output> <size> <time>\n".
@@ -212,20 +224,20 @@ func (c *cache) get(req *request) *response {
 	if c.user == "" {
 		return &response{ID: req.ID, Miss: true}
 	}
-	out, size, t, ok := entry(c.user, req.ActionID)
+	out, size, _, ok := entry(c.user, req.ActionID)
 	if !ok {
 		return &response{ID: req.ID, Miss: true}
 	}
-	// The user's output is served where it is, read-only to the command
-	// as to this program, when its size is the entry's (the go command's
-	// own check of its disk cache). It is not copied: a copy of every
-	// package a first build needs cost more than the build (0.5 s for
-	// fmt's), and the sandbox's cache never shares a file with the user's.
-	p := fileName(c.user, out, "d")
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+	// The user's output, when its size is the entry's (the go command's
+	// own check of its disk cache), is copied into the sandbox's cache and
+	// served from there: the sandbox's cache never shares a file with the
+	// user's (a hard link would let the command write the user's file).
+	body, err := os.ReadFile(fileName(c.user, out, "d"))
+	if err != nil || int64(len(body)) != size {
 		return &response{ID: req.ID, Miss: true}
 	}
-	return &response{ID: req.ID, OutputID: out, Size: size, Time: &t, DiskPath: p}
+	c.userHits.Add(1)
+	return c.put(&request{ID: req.ID, ActionID: req.ActionID, OutputID: out, BodySize: size}, body)
 }
 
 func (c *cache) put(req *request, body []byte) *response {

@@ -32,9 +32,9 @@ func userEntry(t *testing.T, dir string, action [32]byte, body, stored string) [
 
 // TestServe speaks the protocol as the go command does (a request, an
 // empty line, a put's body as a base64 JSON string): a get the user's
-// cache holds is served from there, unchanged; one whose output is not the
-// entry's size is a miss; a put is written to the sandbox's cache and
-// served back from it.
+// cache holds is copied into the sandbox's and served from there; one
+// whose output is not the entry's size is a miss; a put is served back. A
+// run the user's cache served leaves no warm marker; one it did not, does.
 func TestServe(t *testing.T) {
 	own, user := t.TempDir(), t.TempDir()
 	good, bad, fresh := sha256.Sum256([]byte("a1")), sha256.Sum256([]byte("a2")), sha256.Sum256([]byte("a3"))
@@ -71,7 +71,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("hello %+v", got[0])
 	}
 	r := got[1]
-	if r.Miss || string(r.OutputID) != string(goodOut[:]) || r.DiskPath != fileName(user, goodOut[:], "d") {
+	if r.Miss || string(r.OutputID) != string(goodOut[:]) || r.DiskPath != fileName(own, goodOut[:], "d") {
 		t.Errorf("get of the user's entry: %+v", r)
 	} else if b, err := os.ReadFile(r.DiskPath); err != nil || string(b) != "compiled" {
 		t.Errorf("served %q %v", b, err)
@@ -88,5 +88,20 @@ func TestServe(t *testing.T) {
 	// The put is served back from the sandbox's cache.
 	if out, size, _, ok := entry(own, fresh[:]); !ok || size != 8 || string(out) != string(freshOut[:]) {
 		t.Errorf("own entry after put: %x %d %v", out, size, ok)
+	}
+	if _, err := os.Stat(filepath.Join(own, WarmMarker)); err == nil {
+		t.Errorf("warm marker after a run the user's cache served")
+	}
+	// A second run finds everything in the sandbox's cache: the marker.
+	var again strings.Builder
+	for _, r := range []request{{ID: 1, Command: "get", ActionID: good[:]}, {ID: 2, Command: "close"}} {
+		b, _ := json.Marshal(r)
+		again.Write(append(b, '\n', '\n'))
+	}
+	if err := Serve(strings.NewReader(again.String()), io.Discard, own, user); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(own, WarmMarker)); err != nil {
+		t.Errorf("no warm marker after a run served by the sandbox's cache alone: %v", err)
 	}
 }
