@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -323,6 +324,25 @@ func goBuildCache(env []string) string {
 		return ""
 	}
 	return filepath.Clean(v)
+}
+
+// goCacheHolds reports whether the build cache dir holds entries: any of
+// 16 of its 256 buckets (the go command makes them all, empty, when it
+// first opens a cache). An empty one has nothing to warm a build with, and
+// naming the program would only add its cost to a cold build.
+func goCacheHolds(dir string) bool {
+	for i := 0; i < 256; i += 16 {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%02x", i)))
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(1)
+		f.Close()
+		if len(names) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // goCacheProg is GOCACHEPROG for the program self serves (launcher.Init,

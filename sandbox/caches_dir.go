@@ -238,7 +238,7 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 	// no more (internal/gocacheprog.WarmMarker).
 	_, warmed := os.Lstat(filepath.Join(dir, "go-build", gocacheprog.WarmMarker))
 	if c.goBuild != "" && warmed != nil {
-		if real, ok := goWarmUsable(c.goBuild, writable, r.denyRead); ok {
+		if real, ok := goWarmUsable(c.goBuild, writable, r.denyRead); ok && goCacheHolds(real) {
 			// The program is this binary, run inside the sandbox: it must
 			// be readable there.
 			if self, err := selfexe.Path(); err == nil && !underAny(self, r.denyRead) {

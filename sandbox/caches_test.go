@@ -133,7 +133,7 @@ func TestWrapCaches(t *testing.T) {
 	moddl := filepath.Join(home, "go", "pkg", "mod", "cache", "download")
 	os.MkdirAll(moddl, 0o755)
 	gocache := filepath.Join(home, ".cache", "go-build")
-	os.MkdirAll(gocache, 0o755)
+	os.MkdirAll(filepath.Join(gocache, "a0"), 0o755)
 	r := &specRunner{fakeRunner: fakeRunner{n: "fake"}}
 	p := &Provider{cands: []runner{r}, fsys: osFS{}}
 	wrap := func(ws string, env []string, c CachePolicy) *Wrapped {
@@ -147,6 +147,10 @@ func TestWrapCaches(t *testing.T) {
 		return w
 	}
 	ws1, ws2 := t.TempDir(), t.TempDir()
+	if w := wrap(ws1, nil, CachePolicy{}); envValue(w.Env, "GOCACHEPROG") != "" {
+		t.Errorf("GOCACHEPROG %q for an empty build cache", envValue(w.Env, "GOCACHEPROG"))
+	}
+	os.WriteFile(filepath.Join(gocache, "a0", "a0ff-a"), nil, 0o644)
 	w1 := wrap(ws1, nil, CachePolicy{})
 	root := filepath.Join(home, ".cache", "sandbox-local", "caches")
 	if filepath.Dir(w1.CacheDir) != root || !slices.Contains(r.spec.Writable, w1.CacheDir) {
