@@ -97,6 +97,99 @@ func TestCLIReportThroughPlantedLink(t *testing.T) {
 	})
 }
 
+// TestCLIReportThroughPlantedDirectoryLink: a command plants a link to a
+// directory of its choice (ws/out -> a directory holding a file it must
+// not change) inside a writable root; a later run's --json-report
+// ws/out/report.json must not follow it, and refuses the run
+// (INVALID_POLICY, the command does not run). Links on the way that no
+// writable root contains are followed, as the user named them.
+func TestCLIReportThroughPlantedDirectoryLink(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		extra := filepath.Join(s.base, "extra")
+		if err := os.Mkdir(extra, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		decoy := filepath.Join(s.base, "decoy")
+		if err := os.Mkdir(decoy, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run := func(report, marker string) (string, int) {
+			t.Helper()
+			_, errs, code := cli(t, s.ws, "--runner", s.runner, "--allow-write", extra, "--json-report", report, "--", "/bin/sh", "-c", "touch "+marker+"; exit 7")
+			return errs, code
+		}
+		for _, root := range []string{s.ws, extra} {
+			for _, depth := range []string{"out", "sub/out"} {
+				t.Run(filepath.Base(root)+"/"+depth, func(t *testing.T) {
+					link := filepath.Join(root, depth)
+					os.MkdirAll(filepath.Dir(link), 0o755)
+					os.Remove(link)
+					write(t, filepath.Join(decoy, "report.json"), "precious\n")
+					os.Remove(filepath.Join(decoy, "new.json"))
+					// The first run plants the link, as any command may.
+					if _, errs, code := cli(t, s.ws, "--runner", s.runner, "--allow-write", extra, "--", "ln", "-s", decoy, link); code != 0 {
+						t.Fatalf("planting run: exit %d, stderr %q", code, errs)
+					}
+					if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+						t.Fatalf("the command did not plant the link (%v): the attack never started", err)
+					}
+					for _, name := range []string{"report.json", "new.json"} {
+						marker := filepath.Join(s.ws, "ran")
+						os.Remove(marker)
+						errs, code := run(filepath.Join(link, name), marker)
+						if code != 125 || !strings.Contains(errs, "sandbox-run: INVALID_POLICY:") || !strings.Contains(errs, "symbolic link inside the writable root") {
+							t.Errorf("%s: exit %d, stderr %q; want 125 and INVALID_POLICY naming the link", name, code, errs)
+						}
+						wantAbsent(t, marker)
+					}
+					wantContent(t, filepath.Join(decoy, "report.json"), "precious\n")
+					wantAbsent(t, filepath.Join(decoy, "new.json"))
+					// A link outside the roots that leads through the
+					// planted one is refused as well.
+					via := filepath.Join(s.base, "via")
+					os.Remove(via)
+					if err := os.Symlink(link, via); err != nil {
+						t.Fatal(err)
+					}
+					marker := filepath.Join(s.ws, "ran")
+					if errs, code := run(filepath.Join(via, "report.json"), marker); code != 125 || !strings.Contains(errs, "INVALID_POLICY") {
+						t.Errorf("through %s: exit %d, stderr %q; want 125 and INVALID_POLICY", via, code, errs)
+					}
+					wantAbsent(t, marker)
+					wantContent(t, filepath.Join(decoy, "report.json"), "precious\n")
+					os.Remove(link)
+				})
+			}
+		}
+
+		// Positive controls: a real directory in the workspace, and a link
+		// the user made outside every writable root (as /tmp ->
+		// /private/tmp), which leads into the workspace.
+		real := filepath.Join(s.ws, "out")
+		os.Remove(real)
+		if err := os.Mkdir(real, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		alias := filepath.Join(s.base, "alias")
+		if err := os.Symlink(s.ws, alias); err != nil {
+			t.Fatal(err)
+		}
+		for _, report := range []string{filepath.Join(real, "report.json"), filepath.Join(alias, "out", "report.json")} {
+			os.Remove(filepath.Join(real, "report.json"))
+			marker := filepath.Join(s.ws, "ran")
+			os.Remove(marker)
+			if errs, code := run(report, marker); code != 7 {
+				t.Errorf("control %s: exit %d, stderr %q; want the command's 7", report, code, errs)
+			}
+			wantContent(t, marker, "")
+			b, err := os.ReadFile(filepath.Join(real, "report.json"))
+			if err != nil || !strings.Contains(string(b), `"exit_code": 7`) {
+				t.Errorf("control %s: report %q (%v)", report, b, err)
+			}
+		}
+	})
+}
+
 // TestSquattedTempParent: another user who creates the per-user temp
 // parent (<TMPDIR>/sandbox-local-<uid>) first must not make every wrap
 // SANDBOX_UNAVAILABLE, nor get the wraps' private dirs: the provider falls

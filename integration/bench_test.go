@@ -168,7 +168,7 @@ func BenchmarkWrapScaling(b *testing.B) {
 
 // BenchmarkKillToGoneLandlock and BenchmarkKillToGoneNamespaces: SIGKILL
 // of the launcher while the command waits for a background sleeper, until
-// every process of the command is gone (issue 11). gone-ms/op is that
+// every process of the command is gone. gone-ms/op is that
 // time alone; ns/op also holds the Wrap, the spawn and seeing the sleeper.
 func BenchmarkKillToGoneLandlock(b *testing.B)   { benchKillToGone(b, "landlock") }
 func BenchmarkKillToGoneNamespaces(b *testing.B) { benchKillToGone(b, "namespaces") }

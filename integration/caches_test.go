@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,14 +254,16 @@ func TestCLICaches(t *testing.T) {
 		script := `echo "${GOCACHE-unset} ${PIP_CACHE_DIR-unset}"; mkdir -p "$XDG_CACHE_HOME" && echo x > "$XDG_CACHE_HOME/own" && echo own; echo x > "$HOME/.cache/go-build/planted" || echo refused`
 		out, errs, code := run("--runner", s.runner, "--json-report", report, "--", "/bin/sh", "-c", script)
 		var rep struct {
-			Wrap *sandbox.Wrapped `json:"wrap"`
+			CacheDir string             `json:"cache_dir"`
+			Caches   []sandbox.CacheUse `json:"caches"`
+			Policy   sandbox.Policy     `json:"policy"`
 		}
-		if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil || rep.Wrap == nil {
+		if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil {
 			t.Fatalf("report: %v %s", err, b)
 		}
-		dir := rep.Wrap.CacheDir
+		dir := rep.CacheDir
 		want := filepath.Join(dir, "go-build") + " " + filepath.Join(dir, "pip") + "\nown\nrefused\n"
-		if code != 0 || out != want || filepath.Dir(dir) != filepath.Join(home, ".cache", "sandbox-local", "caches") || len(rep.Wrap.Caches) == 0 {
+		if code != 0 || out != want || filepath.Dir(dir) != filepath.Join(home, ".cache", "sandbox-local", "caches") || len(rep.Caches) == 0 || rep.Caches[0].Tool != "go" {
 			t.Errorf("default: exit %d stdout %q stderr %q cache dir %q; want %q", code, out, errs, dir, want)
 		}
 		wantAbsent(t, filepath.Join(home, ".cache", "go-build", "planted"))
@@ -280,8 +283,8 @@ func TestCLICaches(t *testing.T) {
 		}
 		if _, errs, code = run("--runner", s.runner, "--allow-registry", "go", "--json-report", report, "--", "/bin/true"); code != 0 {
 			t.Errorf("--allow-registry go: exit %d stderr %q", code, errs)
-		} else if b, _ := os.ReadFile(report); json.Unmarshal(b, &rep) != nil || rep.Wrap.Network != sandbox.NetworkProxied {
-			t.Errorf("--allow-registry go: network %q", rep.Wrap.Network)
+		} else if b, _ := os.ReadFile(report); json.Unmarshal(b, &rep) != nil || rep.Policy.Network != sandbox.NetworkProxied || !slices.Contains(rep.Policy.AllowDomains, "proxy.golang.org:443") {
+			t.Errorf("--allow-registry go: network %q, allowed %q", rep.Policy.Network, rep.Policy.AllowDomains)
 		}
 		if out, _, code = run("cache", "list"); code != 0 || !strings.Contains(out, dir) || !strings.Contains(out, s.ws) {
 			t.Errorf("cache list: exit %d stdout %q", code, out)

@@ -51,18 +51,24 @@ func TestCLI(t *testing.T) {
 			report := filepath.Join(s.base, "report.json")
 			_, _, code = cli(t, s.ws, "--runner", runner, "--json-report", report, "--", "/bin/sh", "-c", "exit 125")
 			var rep struct {
-				Wrap    *sandbox.Wrapped `json:"wrap"`
+				Runner  string           `json:"runner"`
 				Outcome sandbox.Outcome  `json:"outcome"`
+				Policy  sandbox.Policy   `json:"policy"`
+				Wrap    *sandbox.Wrapped `json:"wrap"`
 			}
 			b, err := os.ReadFile(report)
 			if err != nil || json.Unmarshal(b, &rep) != nil {
 				t.Fatalf("report %s: %v %s", report, err, b)
 			}
-			if rep.Wrap == nil {
-				t.Fatalf("report without the wrap: %s", b)
+			// The summary first and short; the launch only when asked for.
+			if code != 125 || rep.Outcome.Kind != sandbox.OutcomeChild || rep.Outcome.ExitCode != 125 || rep.Runner != runner ||
+				rep.Policy.Workspace != s.ws || rep.Wrap != nil || len(b) > 4096 || !strings.HasPrefix(string(b), "{\n  \"runner\": ") {
+				t.Errorf("report: exit %d, %d bytes: %s", code, len(b), b)
 			}
-			if code != 125 || rep.Outcome.Kind != sandbox.OutcomeChild || rep.Outcome.ExitCode != 125 || rep.Wrap.Runner != runner {
-				t.Errorf("report: exit %d, outcome %+v, runner %q", code, rep.Outcome, rep.Wrap.Runner)
+			cli(t, s.ws, "--runner", runner, "--json-report", report, "--report-launch", "--", "true")
+			rep.Wrap = nil
+			if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil || rep.Wrap == nil || rep.Wrap.Runner != runner || len(rep.Wrap.Args) == 0 {
+				t.Errorf("--report-launch: %v %s", err, b)
 			}
 		})
 	}
@@ -78,6 +84,7 @@ func TestCLIFailsClosed(t *testing.T) {
 		"bad network":        {"--network", "some", "--", "/bin/sh", "-c", "touch " + marker},
 		"no command":         {"--"},
 		"unknown flag":       {"--frobnicate", "--", "/bin/sh", "-c", "touch " + marker},
+		"a URL as a domain":  {"--allow-domain", "https://example.com/x", "--", "/bin/sh", "-c", "touch " + marker},
 		"require-full, .git": {"--runner", "landlock", "--require-full", "--", "/bin/sh", "-c", "touch " + marker},
 	}
 	gitRepo(t, ws)
@@ -86,10 +93,24 @@ func TestCLIFailsClosed(t *testing.T) {
 		if code != 125 {
 			t.Errorf("%s: exit %d, want 125 (stderr %q)", name, code, errs)
 		}
-		if name != "unknown flag" && !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") && !strings.HasPrefix(errs, "sandbox-run: INVALID_POLICY: ") {
+		if !strings.HasPrefix(errs, "sandbox-run: SANDBOX_UNAVAILABLE: ") && !strings.HasPrefix(errs, "sandbox-run: INVALID_POLICY: ") ||
+			strings.Count(errs, "\n") != 1 {
 			t.Errorf("%s: stderr %q, want one sandbox-run: CODE: line", name, errs)
 		}
 		wantAbsent(t, marker)
+	}
+	// Each says what to do in that one line.
+	for name, want := range map[string]string{
+		"unknown flag":      "INVALID_POLICY: unknown flag --frobnicate (sandbox-run --help lists the flags)",
+		"a URL as a domain": `not a https URL: give "example.com"`,
+	} {
+		if _, errs, _ := cli(t, ws, cases[name]...); !strings.Contains(errs, want) {
+			t.Errorf("%s: stderr %q, want it to say %q", name, errs, want)
+		}
+	}
+	// No arguments at all: the usage, not the help's every flag.
+	if _, errs, code := cli(t, ws); code != 125 || !strings.HasPrefix(errs, "usage: sandbox-run ") || strings.Count(errs, "\n") > 5 {
+		t.Errorf("no arguments: exit %d stderr %q, want 125 and the short usage", code, errs)
 	}
 }
 
@@ -102,8 +123,23 @@ func TestCLIDoctor(t *testing.T) {
 	if d.Selected != linuxRunners[0] || d.Host.LandlockABI < 1 || len(d.Candidates) != 2 {
 		t.Errorf("doctor: %+v", d)
 	}
+	// It says how complete the default policy is here, with the same
+	// verdict a wrap of it gets.
+	var dp struct {
+		DefaultPolicy struct {
+			Runner      string              `json:"runner"`
+			Enforcement sandbox.Enforcement `json:"enforcement"`
+		} `json:"default_policy"`
+	}
+	want := sandbox.Full // landlock has standing gaps (no pid or IPC namespace)
+	if d.Selected == sandbox.RunnerLandlock {
+		want = sandbox.Partial
+	}
+	if err := json.Unmarshal([]byte(out), &dp); err != nil || dp.DefaultPolicy.Runner != d.Selected || dp.DefaultPolicy.Enforcement != want {
+		t.Errorf("doctor --json default_policy: %+v (%v); want %s, %s", dp.DefaultPolicy, err, d.Selected, want)
+	}
 	text, _, _ := cli(t, t.TempDir(), "doctor")
-	for _, want := range []string{"landlock abi", "runner namespaces", "runner landlock"} {
+	for _, want := range []string{"landlock abi", "runner namespaces", "runner landlock", "default policy"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("doctor text lacks %q:\n%s", want, text)
 		}
@@ -187,17 +223,17 @@ func TestDeathBySignalIsMirrored(t *testing.T) {
 // none; --read-only keeps a path of the workspace read-only.
 func TestCLITellsWhatItDid(t *testing.T) {
 	dir := t.TempDir()
-	_, help, code := cli(t, dir, "--help")
+	help, _, code := cli(t, dir, "--help") // asked for: on stdout
 	if code != 0 {
 		t.Errorf("--help: exit %d", code)
 	}
 	for _, f := range []string{"mode", "workspace", "allow-write", "read-only", "deny-read", "network", "allow-unix-socket", "runner",
-		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet"} {
-		if !strings.Contains(help, "  -"+f+" ") && !strings.Contains(help, "  -"+f+"\n") {
-			t.Errorf("--help does not list -%s:\n%s", f, help)
+		"require-full", "json-report", "keep-env", "unsetenv", "setenv", "clearenv", "minimal-env", "quiet", "kill-after"} {
+		if !strings.Contains(help, "  --"+f+" ") && !strings.Contains(help, "  --"+f+"\n") {
+			t.Errorf("--help does not list --%s:\n%s", f, help)
 		}
 	}
-	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`} {
+	for _, d := range []string{`(default "workspace-write")`, `(default "deny")`, `(default "auto")`, `(default 10s)`} {
 		if !strings.Contains(help, d) {
 			t.Errorf("--help does not say %s", d)
 		}
@@ -210,7 +246,8 @@ func TestCLITellsWhatItDid(t *testing.T) {
 			s := newSbx(t, runner)
 			sub := filepath.Join(s.ws, "keep")
 			write(t, filepath.Join(sub, "f"), "x\n")
-			_, errs, code := cli(t, s.ws, "--runner", runner, "--read-only", "keep", "--", "/bin/sh", "-c", "echo y > keep/f")
+			report := filepath.Join(s.base, "report.json")
+			_, errs, code := cli(t, s.ws, "--runner", runner, "--json-report", report, "--read-only", "keep", "--", "/bin/sh", "-c", "echo y > keep/f")
 			notice := strings.Contains(errs, "sandbox-run: notice: partial enforcement ("+runner+"): ")
 			if s.traits().enforcesReadOnly {
 				// Full here: no notice, and the write is refused.
@@ -218,8 +255,13 @@ func TestCLITellsWhatItDid(t *testing.T) {
 					t.Errorf("--read-only keep: exit %d stderr %q; want a refused write and no notice", code, errs)
 				}
 				wantContent(t, filepath.Join(sub, "f"), "x\n")
-			} else if !notice || !strings.Contains(errs, "read-only subpath") {
-				t.Errorf("--read-only keep under %s: stderr %q; want the partial notice naming the read-only subpath", runner, errs)
+			} else {
+				// One short line, and the report names the gap.
+				rep, _ := os.ReadFile(report)
+				if !notice || strings.Count(errs, "sandbox-run: notice") != 1 || len(strings.SplitN(errs, "\n", 2)[0]) > 200 ||
+					!strings.Contains(string(rep), "read-only subpath") {
+					t.Errorf("--read-only keep under %s: stderr %q, report %q; want one partial notice line of at most 200 bytes, and the report naming the read-only subpath", runner, errs, rep)
+				}
 			}
 			// Control: without --read-only the write goes through.
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo y > keep/f"); code != 0 {
@@ -265,12 +307,20 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 				t.Fatalf("exit %d, output %q: want a, b, c in order, the refusal, then the note", code, out)
 			}
 			note := lines[4]
-			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+			for _, want := range []string{"sandbox-run: refused write " + escape + ": outside the writable roots", s.ws, "$TMPDIR", "--allow-write " + s.base} {
 				if !strings.Contains(note, want) {
 					t.Errorf("the note %q does not say %q", note, want)
 				}
 			}
 			wantAbsent(t, escape)
+			// A denial whose object the output does not name gets the
+			// general note: what the sandbox allows.
+			_, errs, _ := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo 'x: Permission denied' >&2; exit 1")
+			for _, want := range []string{"sandbox-run: note: ", "the sandbox (runner " + runner + ") may have refused it", s.ws, "$TMPDIR", "reach no network", "--allow-write DIR"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("the general note %q does not say %q", errs, want)
+				}
+			}
 
 			if out, _ := combined("--quiet", "--runner", runner, "--", "/bin/sh", "-c", script); strings.Contains(out, "sandbox-run:") {
 				t.Errorf("--quiet: %q", out)
@@ -278,7 +328,9 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo failed >&2; exit 3"); code != 3 || !strings.HasSuffix(errs, "failed\n") || strings.Contains(errs, "sandbox-run: note") {
 				t.Errorf("control, a failure without a denial: exit %d, stderr %q", code, errs)
 			}
-			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, escape) {
+			// A refusal the command got past is still named (the run
+			// succeeded without what it tried), but draws no general note.
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--", "/bin/sh", "-c", "echo x > "+escape+"; true"); code != 0 || strings.Contains(errs, "sandbox-run: note") || !strings.Contains(errs, "sandbox-run: refused write "+escape) {
 				t.Errorf("control, a refusal the command got past: exit %d, stderr %q", code, errs)
 			}
 		})
@@ -287,7 +339,7 @@ func TestCLINamesTheSandboxOnADenial(t *testing.T) {
 
 // TestCLIFailureCannotBeForged: a command that prints a line in
 // sandbox-run's own failure form and exits 125 passed for "the sandbox is
-// unavailable, run the command without it" (red team). The CLI's last
+// unavailable, run the command without it". The CLI's last
 // line then says the command ran and exited 125 itself, even with
 // --quiet. The control: a real failure before the command (landlock with
 // --require-full in a repository) has no such note, and never ran it.
@@ -315,4 +367,72 @@ func TestCLIFailureCannotBeForged(t *testing.T) {
 		t.Errorf("a real failure: exit %d, stderr %q", code, errs)
 	}
 	wantAbsent(t, marker)
+}
+
+// TestCLIExecFailuresNameTheCLI: a command that cannot be found or run is
+// told under the CLI's name, never a launcher's internal one (the exit
+// statuses are env(1)'s); the control, a command that exists, runs.
+func TestCLIExecFailuresNameTheCLI(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			write(t, filepath.Join(s.ws, "noexec"), "#!/bin/sh\n")
+			for _, c := range []struct {
+				cmd, want string
+				code      int
+			}{
+				{"no-such-command-x", "sandbox-run: no-such-command-x: command not found\n", 127},
+				{"/no/such/path", "sandbox-run: /no/such/path: No such file or directory\n", 127},
+				{"./noexec", "sandbox-run: ./noexec: Permission denied\n", 126},
+			} {
+				if _, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", c.cmd); code != c.code || errs != c.want {
+					t.Errorf("%s: exit %d stderr %q, want %d and %q", c.cmd, code, errs, c.code, c.want)
+				}
+			}
+			if out, errs, code := cli(t, s.ws, "--runner", runner, "--quiet", "--", "sh", "-c", "echo ran"); code != 0 || out != "ran\n" {
+				t.Errorf("control: exit %d stdout %q stderr %q", code, out, errs)
+			}
+		})
+	}
+}
+
+// TestCLIPolicyFile: --policy reads the policy the report and
+// --print-policy write; a flag given as well replaces its field (the
+// control: the read the file denies works once --deny-read replaces the
+// list); an unknown field is INVALID_POLICY naming it, and nothing runs.
+func TestCLIPolicyFile(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			secret := filepath.Join(s.base, "secret")
+			write(t, secret, "s\n")
+			file := filepath.Join(s.base, "policy.json")
+			write(t, file, `{"mode": "workspace-write", "workspace": "`+s.ws+`", "deny_read": ["`+secret+`"]}`)
+			out, errs, code := cli(t, s.base, "--runner", runner, "--policy", file, "--", "cat", secret)
+			if code == 0 || out != "" || !strings.Contains(errs, "sandbox-run: refused read "+secret) {
+				t.Errorf("the file's deny_read: exit %d stdout %q stderr %q", code, out, errs)
+			}
+			if out, errs, code := cli(t, s.base, "--runner", runner, "--policy", file, "--deny-read", filepath.Join(s.base, "other"), "--", "cat", secret); code != 0 || out != "s\n" {
+				t.Errorf("a flag replacing the field: exit %d stdout %q stderr %q", code, out, errs)
+			}
+			printed, _, code := cli(t, s.base, "--policy", file, "--print-policy")
+			again, _, code2 := cli(t, s.base, "--policy", writeFile(t, filepath.Join(s.base, "printed.json"), printed), "--print-policy")
+			if code != 0 || code2 != 0 || printed != again || !strings.Contains(printed, `"deny_read": [`) {
+				t.Errorf("--print-policy does not read back the same: %q then %q", printed, again)
+			}
+			marker := filepath.Join(s.ws, "ran")
+			bad := writeFile(t, filepath.Join(s.base, "bad.json"), `{"mode": "workspace-write", "workspace": "`+s.ws+`", "writable_root": ["/"]}`)
+			if _, errs, code := cli(t, s.ws, "--runner", runner, "--policy", bad, "--", "touch", marker); code != 125 || !strings.Contains(errs, `INVALID_POLICY: --policy `+bad+`: unknown field "writable_root"`) {
+				t.Errorf("unknown field: exit %d stderr %q", code, errs)
+			}
+			wantAbsent(t, marker)
+		})
+	}
+}
+
+// writeFile writes content to p and returns p.
+func writeFile(t *testing.T, p, content string) string {
+	t.Helper()
+	write(t, p, content)
+	return p
 }

@@ -157,11 +157,9 @@ func TestCLIEnv(t *testing.T) {
 			}
 			b, err := os.ReadFile(report)
 			var rep struct {
-				Wrap struct {
-					WithheldEnv []string `json:"withheld_env"`
-				} `json:"wrap"`
+				WithheldEnv []string `json:"withheld_env"`
 			}
-			if err != nil || json.Unmarshal(b, &rep) != nil || !slices.Contains(rep.Wrap.WithheldEnv, "GITHUB_TOKEN") || !slices.Contains(rep.Wrap.WithheldEnv, "AWS_SECRET_ACCESS_KEY") {
+			if err != nil || json.Unmarshal(b, &rep) != nil || !slices.Contains(rep.WithheldEnv, "GITHUB_TOKEN") || !slices.Contains(rep.WithheldEnv, "AWS_SECRET_ACCESS_KEY") {
 				t.Errorf("report (%v): %s", err, b)
 			}
 			if strings.Contains(string(b), envToken) || strings.Contains(string(b), envAWSKey) {

@@ -355,7 +355,7 @@ func TestOtherWrapsTempDirsUnreadable(t *testing.T) {
 // TestCredentialsBehindASymlinkedConfigDir: ~/.config is often a symlink
 // into a dotfiles repository. Every namespaces wrap then failed with a
 // signed runner failure (its launcher opens paths without following
-// symlinks: red team), the kind of failure that pushes an agent to run
+// symlinks), the kind of failure that pushes an agent to run
 // unconfined. The default deny-read paths below it must hold by both
 // names, and everything else in it stay readable.
 func TestCredentialsBehindASymlinkedConfigDir(t *testing.T) {
@@ -384,7 +384,7 @@ func TestCredentialsBehindASymlinkedConfigDir(t *testing.T) {
 // dotfiles managers link keys and configs the same way. Under landlock
 // reading ~/.kube/config read the target (its rules sit on objects, and
 // the object is outside ~/.kube), and under both runners the target was
-// readable by its own name (red team). The targets of such links are
+// readable by its own name. The targets of such links are
 // denied too; a file beside a target, and a link's target outside the
 // home directory (what every user may read), stay readable.
 func TestLinksInsideADeniedDirectory(t *testing.T) {
@@ -397,7 +397,7 @@ func TestLinksInsideADeniedDirectory(t *testing.T) {
 		symlink(t, "../dotfiles/ssh/id_ed25519", filepath.Join(home, ".ssh", "id_ed25519"))
 		symlink(t, "/etc/hostname", filepath.Join(home, ".ssh", "hostname"))
 		// A large denied directory walked first (the Azure CLI's logs)
-		// must not use up the budget of the others (red team).
+		// must not use up the budget of the others.
 		for i := range 2100 {
 			write(t, filepath.Join(home, ".azure", "commands", fmt.Sprintf("log-%d", i)), "")
 		}
@@ -415,7 +415,7 @@ func TestLinksInsideADeniedDirectory(t *testing.T) {
 // TestCredentialsWhereTheEnvironmentPutsThem: with XDG_CONFIG_HOME set,
 // git keeps its credential store and gh its hosts there; a service
 // account key is wherever GOOGLE_APPLICATION_CREDENTIALS says, and a
-// kubeconfig wherever KUBECONFIG lists it. Each was readable (red team);
+// kubeconfig wherever KUBECONFIG lists it. Each was readable;
 // the variables themselves are withheld already. A file beside them stays
 // readable (the control), and each reads unconfined.
 func TestCredentialsWhereTheEnvironmentPutsThem(t *testing.T) {

@@ -322,7 +322,7 @@ func TestHuskyHooks(t *testing.T) {
 // TestPlantedFIFONeverHoldsTheNextWrap: Wrap reads the git files a command
 // may have left in the workspace (a .git pointer, the commondir it names,
 // a config, the hooks directory). A FIFO in one of those places held Wrap
-// in open(2) forever, and every command after it (red team). Each layout
+// in open(2) forever, and every command after it. Each layout
 // is planted by a command under the runner, then the next Wrap and its
 // command must finish; the control is the same layout with regular files.
 func TestPlantedFIFONeverHoldsTheNextWrap(t *testing.T) {
@@ -354,7 +354,7 @@ func TestPlantedFIFONeverHoldsTheNextWrap(t *testing.T) {
 	})
 }
 
-// TestRootCannotBecomeAGitDirectory (red team): git looks at a directory's
+// TestRootCannotBecomeAGitDirectory: git looks at a directory's
 // .git first and, when that is no repository, at the directory itself. A
 // command that breaks .git (a corrupt .git/HEAD; .git/hooks and
 // .git/config stay read-only) and writes HEAD, objects/, refs/ and a

@@ -187,9 +187,9 @@ func TestDeeplyNestedSubmoduleGitDir(t *testing.T) {
 // TestHooksPathFromTheUsersGitConfig: a team convention puts
 // core.hooksPath = .githooks in the user's own ~/.gitconfig (or the
 // system's), not in the repository's: git runs that worktree's .githooks
-// on the user's next commit, so they are as protected as .git/hooks. The
-// red team rewrote such a hook under a wrap that read only the
-// repository's config. Controls: with no such setting .githooks is
+// on the user's next commit, so they are as protected as .git/hooks (a
+// wrap that read only the repository's config let such a hook be
+// rewritten). Controls: with no such setting .githooks is
 // writable (it is the user's config that protects it), and the rest of
 // the worktree stays writable.
 func TestHooksPathFromTheUsersGitConfig(t *testing.T) {
@@ -208,7 +208,7 @@ func TestHooksPathFromTheUsersGitConfig(t *testing.T) {
 		for where, text := range map[string]string{
 			".gitconfig":         "[core]\n\thooksPath = .githooks\n",
 			".config/git/config": "[core]\n\thooksPath = .githooks\n",
-			// As git reads it (red team): a comment after the value, a
+			// As git reads it: a comment after the value, a
 			// byte-order mark, a line continued.
 			".gitconfig, a comment": "[core]\n\thooksPath = .githooks  ; the team hooks\n",
 			".gitconfig, a BOM":     "\ufeff[core]\n\thooksPath = .githooks\n",

@@ -340,7 +340,7 @@ func guardPid(t *testing.T, launcher int) int {
 
 // TestGuardFIFOKeepsTheCommandsFlags: a FIFO open that must block is made
 // by a one-shot child of the guard; the descriptor the command gets is
-// close-on-exec only if it asked for that (red team: it always was). The
+// close-on-exec only if it asked for that (it always was, which let a command reach it). The
 // control is the same open unconfined.
 func TestGuardFIFOKeepsTheCommandsFlags(t *testing.T) {
 	s, pol := guardWorld(t)

@@ -5,6 +5,7 @@ package integration
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -69,12 +70,11 @@ func TestHostPosixSharedMemoryUnreachable(t *testing.T) {
 }
 
 // TestHostSysVSharedMemory: a System V segment of the host is out of reach
-// under namespaces (its own IPC namespace); landlock has no IPC namespace,
-// reports that as a gap, and the gap is true.
+// under namespaces (its own IPC namespace) and under landlock (its filter
+// refuses System V IPC); a runner that reported a System V gap would have
+// to make it true.
 func TestHostSysVSharedMemory(t *testing.T) {
-	var b [4]byte
-	rand.Read(b[:])
-	key := int(binary.BigEndian.Uint32(b[:])&0x3fffffff) | 1
+	key := sysvKey()
 	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
 	if err != nil {
 		t.Fatalf("create a segment: %v", err)
@@ -105,11 +105,113 @@ func TestHostSysVSharedMemory(t *testing.T) {
 	})
 }
 
+// sysvKinds are the System V IPC objects: shared memory, semaphore sets,
+// message queues.
+var sysvKinds = []string{"shm", "sem", "msg"}
+
+// sysvKey is a random key no other object of this run uses.
+func sysvKey() int {
+	var b [4]byte
+	rand.Read(b[:])
+	return int(binary.BigEndian.Uint32(b[:])&0x3fffffff) | 1
+}
+
+// sysvID is the id of the host's System V object of kind with key
+// (ENOENT: there is none).
+func sysvID(kind string, key int) (int, error) {
+	var r uintptr
+	var e syscall.Errno
+	switch kind {
+	case "shm":
+		return unix.SysvShmGet(key, 0, 0)
+	case "sem":
+		r, _, e = unix.Syscall(unix.SYS_SEMGET, uintptr(key), 0, 0)
+	case "msg":
+		r, _, e = unix.Syscall(unix.SYS_MSGGET, uintptr(key), 0, 0)
+	}
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
+
+// sysvRemove removes the host's System V object of kind with id.
+func sysvRemove(kind string, id int) {
+	switch kind {
+	case "shm":
+		unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	case "sem":
+		unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+	case "msg":
+		unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+	}
+}
+
+// ipcsLists reports whether ipcs(1) lists an object with key.
+func ipcsLists(t *testing.T, key int) bool {
+	t.Helper()
+	out, err := exec.Command("ipcs").Output()
+	if err != nil {
+		t.Fatalf("ipcs: %v", err)
+	}
+	return strings.Contains(string(out), fmt.Sprintf("0x%08x ", key))
+}
+
+// TestSysVObjectsStayInside: nothing of System V IPC the command makes
+// outlives it (a segment holds its memory with no process attached), and
+// the host's objects are out of its reach. Under landlock, which shares
+// the host's IPC namespace, every such call is refused (EACCES); under
+// namespaces they are made in the sandbox's own IPC namespace, which ends
+// with it. The control makes each kind unconfined: it stays, ipcs lists
+// it, and the test removes it.
+func TestSysVObjectsStayInside(t *testing.T) {
+	for _, kind := range sysvKinds {
+		key := sysvKey()
+		wantOK(t, "control: make a "+kind+" unconfined", hostTool(t, "sysv-make", kind, strconv.Itoa(key)))
+		id, err := sysvID(kind, key)
+		if err != nil {
+			t.Fatalf("control: the %s made unconfined is not there: %v", kind, err)
+		}
+		if !ipcsLists(t, key) {
+			t.Errorf("control: ipcs does not list the %s with key %#x", kind, key)
+		}
+		sysvRemove(kind, id)
+	}
+	host, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SysvShmCtl(host, unix.IPC_RMID, nil)
+	wantOK(t, "control: attach the host's segment by its id unconfined", hostTool(t, "sysv-attach", strconv.Itoa(host)))
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		for _, kind := range sysvKinds {
+			key := sysvKey()
+			got := s.tool(s.policy(), "sysv-make", kind, strconv.Itoa(key))
+			if s.runner == "landlock" {
+				wantDenied(t, "make a "+kind+" under landlock", got, "EACCES")
+			} else {
+				wantOK(t, "make a "+kind+" in the sandbox's own IPC namespace", got)
+			}
+			if id, err := sysvID(kind, key); err != unix.ENOENT {
+				if err == nil {
+					sysvRemove(kind, id)
+				}
+				t.Errorf("the %s the command made outlived the sandbox (%v)", kind, err)
+			}
+			if ipcsLists(t, key) {
+				t.Errorf("ipcs lists the %s with key %#x after the run", kind, key)
+			}
+		}
+		want := map[string]string{"landlock": "EACCES", "namespaces": "EINVAL"}[s.runner]
+		wantDenied(t, "attach the host's segment by its id", s.tool(s.policy(), "sysv-attach", strconv.Itoa(host)), want)
+	})
+}
+
 // TestSignalsStayInsideTheSandbox: the command is in its spawner's process
 // group, and kill(0) signals every member of that group, past any pid
 // namespace: an agent that spawned the launcher without a group of its own
 // got SIGUSR1 (Node then opens its inspector, which a command with the
-// network reached: red team) or SIGKILL. A victim process leads a group,
+// network reached) or SIGKILL. A victim process leads a group,
 // the launcher joins it, and the command ignores SIGUSR1 and sends it to
 // its group; the victim must not get it. The control runs the same
 // command unconfined in the same group: the victim gets it.

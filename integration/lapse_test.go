@@ -3,11 +3,18 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
@@ -147,4 +154,175 @@ func TestDenyReadOfAPathMadeDuringTheRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// replaceRaceTries is how many times TestHostReplaceLeavesNoWrite has the
+// host replace the protected file under the writers.
+const replaceRaceTries = 20
+
+// TestHostReplaceLeavesNoWrite: writers in tight loops append to a
+// protected file, each by another route (an open with O_CREAT, one
+// without, a reopen of an O_PATH descriptor through /proc/self/fd, a hard
+// link made to it, a truncate, a rename away), while the host renames a
+// new file over it, 20 times. The rename detaches the namespaces runner's
+// mount on the file, and pid 1's stop comes a moment later: the guard,
+// which refuses writing to a protected name whatever is mounted there,
+// must have left the host's new file as the host wrote it every time,
+// and the run must end with the signed runner failure. The control: the
+// same writers on a file that is not protected do get their writes into
+// the new file. (The landlock runner reports read-only subpaths and
+// deny-read paths inside a writable root as gaps: nothing to replace.)
+func TestHostReplaceLeavesNoWrite(t *testing.T) {
+	if !contains(linuxRunners, "namespaces") {
+		t.Skip("the namespaces runner is not under test here")
+	}
+	s := newSbx(t, "namespaces")
+	gitRepo(t, s.ws)
+	t.Run("control", func(t *testing.T) {
+		target := filepath.Join(s.ws, "settings")
+		r, written := replaceUnderWriters(t, s, s.policy(), target, []string{"append-creat", "append"}, 1000)
+		if r.code != 0 || written == 0 {
+			t.Fatalf("control: exit %d, %d writes in the new file; want exit 0 and writes (stderr %q)", r.code, written, r.stderr)
+		}
+	})
+	env := filepath.Join(s.ws, ".env")
+	denied := s.policy()
+	denied.DenyRead = []string{env}
+	for _, c := range []struct {
+		name   string
+		target string
+		pol    sandbox.Policy
+	}{{"read-only .git/config", filepath.Join(s.ws, ".git", "config"), s.policy()}, {"deny-read .env", env, denied}} {
+		for _, m := range [][]string{{"append-creat", "append"}, {"reopen", "link", "truncate", "rename"}} {
+			t.Run(c.name+"/"+strings.Join(m, "+"), func(t *testing.T) {
+				leaked := 0
+				for try := 0; try < replaceRaceTries; try++ {
+					r, written := replaceUnderWriters(t, s, c.pol, c.target, m, 600)
+					if written != 0 {
+						leaked++
+						t.Errorf("try %d: the writers changed the host's new %s (%d writes, exit %d)", try, c.target, written, r.code)
+					}
+					o := r.w.Classify(r.code, []byte(r.stderr))
+					if r.code != 125 || o.Kind != sandbox.OutcomeRunnerFailure || !strings.Contains(o.Reason, c.target) ||
+						!strings.Contains(o.Reason, "detached during the run") {
+						t.Errorf("try %d: exit %d, outcome %+v; want the signed runner failure naming %s", try, r.code, o, c.target)
+					}
+				}
+				t.Logf("%d of %d tries changed the host's file", leaked, replaceRaceTries)
+			})
+		}
+	}
+}
+
+// replaceUnderWriters runs the write-race tool on target under pol, and
+// once its writers run renames a new file over target on the host; it
+// returns the run and how far the new file differs from what the host
+// wrote: the number of lines added, or 1 for any other change (truncated,
+// replaced, moved away).
+func replaceUnderWriters(t *testing.T, s *sbx, pol sandbox.Policy, target string, methods []string, ms int) (ran, int) {
+	t.Helper()
+	// Each try starts from the file in place, and no writer's side file.
+	write(t, target, "[core]\n")
+	for i := range methods {
+		os.Remove(fmt.Sprintf("%s.%d", target, i))
+	}
+	ready := filepath.Join(s.ws, randomName("ready-"))
+	args := append([]string{self(t), toolArg, "write-race", target, ready, strconv.Itoa(ms)}, methods...)
+	w := s.wrap(pol, args...)
+	done := make(chan ran, 1)
+	go func() { done <- s.spawn(w, nil) }()
+	defer os.Remove(ready)
+	for i := 0; i < 1000; i++ {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := os.Stat(ready); err != nil {
+		r := <-done
+		t.Fatalf("the writers never started: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	const content = "written by the host\n"
+	fresh := target + ".new"
+	write(t, fresh, content)
+	var st syscall.Stat_t
+	if err := syscall.Stat(fresh, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, target); err != nil {
+		t.Fatal(err)
+	}
+	renamed := time.Now()
+	r := <-done
+	t.Logf("stopped %v after the rename", time.Since(renamed))
+	var now syscall.Stat_t
+	b, err := os.ReadFile(target)
+	switch {
+	case err != nil || syscall.Stat(target, &now) != nil || now.Ino != st.Ino:
+		t.Logf("the host's new file is gone from %s: %v", target, err)
+		return r, 1
+	case string(b) == content:
+		return r, 0
+	case strings.HasPrefix(string(b), content) && strings.Trim(string(b[len(content):]), "planted\n") == "":
+		return r, strings.Count(string(b[len(content):]), "\n")
+	}
+	t.Logf("the host's new file now holds %q", b)
+	return r, 1
+}
+
+// writeRace is write-race TARGET READY MS METHOD...: one writer per
+// method, each on a thread of its own, appending "planted" to TARGET for
+// MS milliseconds; READY is made once they all run. It answers ok.
+func writeRace(target, ready string, ms int, methods []string) string {
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	line := []byte("planted\n")
+	var started, finished sync.WaitGroup
+	for i, m := range methods {
+		started.Add(1)
+		finished.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			defer finished.Done()
+			side := fmt.Sprintf("%s.%d", target, i)
+			appendTo := func(p string, flags int) {
+				if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC|flags, 0o644); err == nil {
+					unix.Write(fd, line)
+					unix.Close(fd)
+				}
+			}
+			for first := true; time.Now().Before(deadline); first = false {
+				switch m {
+				case "append-creat":
+					appendTo(target, unix.O_CREAT)
+				case "append":
+					appendTo(target, 0)
+				case "reopen":
+					if pfd, err := unix.Open(target, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+						appendTo(fmt.Sprintf("/proc/self/fd/%d", pfd), 0)
+						unix.Close(pfd)
+					}
+				case "link":
+					if unix.Link(target, side) == nil {
+						appendTo(side, 0)
+						unix.Unlink(side)
+					}
+				case "truncate":
+					unix.Truncate(target, 0)
+				case "rename":
+					if unix.Rename(target, side) == nil {
+						appendTo(side, 0)
+					}
+				}
+				if first {
+					started.Done()
+				}
+			}
+		}()
+	}
+	started.Wait()
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		return result(err)
+	}
+	finished.Wait()
+	return "ok"
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -14,7 +15,7 @@ import (
 	"time"
 )
 
-// Nothing outlives the sandbox (issue 11): however the command is stopped,
+// Nothing outlives the sandbox: however the command is stopped,
 // or when it exits on its own, no process it started is left. Every case
 // has two controls: the sleeper it must end was seen alive before the
 // stop, and the same script run unconfined and stopped the same way leaves
@@ -304,4 +305,115 @@ func stderrFile(t *testing.T) *os.File {
 		f.Close()
 	})
 	return f
+}
+
+// termGrace is the grace the SIGTERM escalation cases give: short, so the
+// tests stay quick; the default (10 s) is docker stop's.
+const termGrace = time.Second
+
+// ignoringTERM traps SIGTERM and runs on, as does its sleeper.
+const ignoringTERM = "trap 'echo trapped' TERM; SLEEPER & echo ready; while :; do sleep 0.05; done"
+
+// controlIgnoresTERM runs ignoringTERM unconfined and fails unless its
+// shell still runs a while after SIGTERM: the case needs a command that
+// does not end on it.
+func controlIgnoresTERM(t *testing.T) {
+	t.Helper()
+	marker := newMarker(t)
+	cmd := exec.Command("/bin/sh", "-c", markedScript(t, ignoringTERM, marker))
+	startReady(t, cmd)
+	sleeperAlive(t, marker)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(2 * termGrace)
+	if cmd.ProcessState != nil || cmd.Process.Signal(syscall.Signal(0)) != nil {
+		t.Fatal("control: unconfined, the shell trapping TERM ended on it: the case proves nothing")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killMarked(marker)
+}
+
+// watchGrace checks proc, running ignoringTERM and sent SIGTERM at stop:
+// the command says it trapped the signal, proc ends with the status want
+// no sooner than termGrace after stop (and not much later), and every
+// marked process is gone.
+func watchGrace(t *testing.T, proc *exec.Cmd, out *bufio.Reader, marker string, stop time.Time, want int) {
+	t.Helper()
+	if line, _ := out.ReadString('\n'); line != "trapped\n" {
+		t.Errorf("the command printed %q, want trapped: SIGTERM did not reach it first", line)
+	}
+	watchEnd(t, proc, marker, stop, want, termGrace)
+}
+
+// watchEnd waits for proc, sent SIGTERM at stop, and checks that it ended
+// with the status want, no sooner than after (and at most goneBound
+// later), and that every marked process is gone.
+func watchEnd(t *testing.T, proc *exec.Cmd, marker string, stop time.Time, want int, after time.Duration) {
+	t.Helper()
+	err := proc.Wait()
+	took := time.Since(stop)
+	if code := exitCode(proc, err); code != want {
+		t.Errorf("exit %d, want %d", code, want)
+	}
+	if took < after || took > after+goneBound {
+		t.Errorf("ended %v after SIGTERM, want after %v (plus at most %v)", took, after, goneBound)
+	}
+	waitGone(t, marker, stop)
+}
+
+// TestCLIKillsWhatIgnoresTERM: sandbox-run passes SIGTERM on; a command
+// that ignores it is killed --kill-after later, everything it started
+// with it, and sandbox-run dies of SIGTERM (143), as docker stop expects.
+// A command that ends on SIGTERM ends at once, long before the grace.
+func TestCLIKillsWhatIgnoresTERM(t *testing.T) {
+	controlIgnoresTERM(t)
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		t.Run("ignores", func(t *testing.T) {
+			cli, marker, out := startCLIMarked(t, s, ignoringTERM, "--kill-after", termGrace.String())
+			sleeperAlive(t, marker)
+			stop := time.Now()
+			cli.Process.Signal(syscall.SIGTERM)
+			watchGrace(t, cli, out, marker, stop, 128+15)
+		})
+		t.Run("ends on TERM", func(t *testing.T) {
+			cli, marker, _ := startCLIMarked(t, s, waitingScript, "--kill-after", "30s")
+			sleeperAlive(t, marker)
+			stop := time.Now()
+			cli.Process.Signal(syscall.SIGTERM)
+			watchEnd(t, cli, marker, stop, 128+15, 0)
+		})
+	})
+}
+
+// TestCancelledContextTermsThenKills: the end of the context of
+// Wrapped.Command sends the launcher SIGTERM, which reaches the command
+// (it traps it and says so), and kills the sandbox WaitDelay later if the
+// command runs on; a command that ends on SIGTERM ends at once.
+func TestCancelledContextTermsThenKills(t *testing.T) {
+	controlIgnoresTERM(t)
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		t.Run("ignores", func(t *testing.T) {
+			marker := newMarker(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			cmd := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, ignoringTERM, marker)).Command(ctx)
+			cmd.WaitDelay = termGrace
+			out := startReady(t, cmd)
+			sleeperAlive(t, marker)
+			stop := time.Now()
+			cancel()
+			watchGrace(t, cmd, out, marker, stop, 128+9)
+		})
+		t.Run("ends on TERM", func(t *testing.T) {
+			marker := newMarker(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			cmd := s.wrap(s.policy(), "/bin/sh", "-c", markedScript(t, waitingScript, marker)).Command(ctx)
+			startReady(t, cmd)
+			sleeperAlive(t, marker)
+			stop := time.Now()
+			cancel()
+			watchEnd(t, cmd, marker, stop, 128+15, 0)
+		})
+	})
 }

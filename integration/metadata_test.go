@@ -354,7 +354,7 @@ func TestMetadataConfinedToTheWritableRoots(t *testing.T) {
 
 // TestFileSetattrConfined: file_setattr(2) (Linux 6.17) sets the same
 // inode flags as chattr's ioctl, which the landlock supervisor confines,
-// but the filter neither handed it over nor refused it: the red team
+// but the filter neither handed it over nor refused it: a command could
 // set nodump, noatime and sync on a file outside the writable roots.
 // Under landlock it now answers ENOSYS (the C library and chattr use the
 // ioctl); under namespaces the file outside is on a read-only mount

@@ -248,12 +248,13 @@ func TestCLIProxied(t *testing.T) {
 				t.Errorf("stderr does not name the refused destination: %q", errs)
 			}
 			var rep struct {
-				Wrap    *sandbox.Wrapped `json:"wrap"`
-				Outcome sandbox.Outcome  `json:"outcome"`
+				Policy  sandbox.Policy  `json:"policy"`
+				Outcome sandbox.Outcome `json:"outcome"`
 			}
 			readJSON(t, report, &rep)
-			if rep.Wrap == nil || rep.Wrap.Network != sandbox.NetworkProxied || len(rep.Outcome.Blocked) != 1 || rep.Outcome.Blocked[0].Host != "127.0.0.2" {
-				t.Errorf("report: wrap %+v, outcome %+v", rep.Wrap, rep.Outcome)
+			if rep.Policy.Network != sandbox.NetworkProxied || len(rep.Outcome.Blocked) != 1 || rep.Outcome.Blocked[0].Host != "127.0.0.2" ||
+				len(rep.Outcome.Refusals) != 1 || rep.Outcome.Refusals[0].Target != "127.0.0.2:"+strconv.Itoa(o.port) {
+				t.Errorf("report: policy %+v, outcome %+v", rep.Policy, rep.Outcome)
 			}
 		})
 	}

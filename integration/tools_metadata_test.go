@@ -42,6 +42,7 @@ func metadataVerb(args []string) (out string, ok bool) {
 		return "ok"
 	}
 	ptr := func(p *byte) uintptr { return uintptr(unsafe.Pointer(p)) }
+	mode2 := func(s string) uint64 { m, _ := strconv.ParseUint(s, 8, 32); return m }
 	switch args[0] {
 	case "chmod": // chmod MODE PATH, by fchmodat
 		return raw(unix.SYS_FCHMODAT, atFDCWD, ptr(path(2)), mode()), true
@@ -146,6 +147,40 @@ func metadataVerb(args []string) (out string, ok bool) {
 			}
 		}
 		return "none", true
+	case "fdpath": // fdpath OP FORM MODE PATH [REST]: OP through a path naming a descriptor on PATH
+		return ownDescriptorVerb(args[1:]), true
+	case "emptypath": // emptypath OP MODE PATH: OP on a descriptor by AT_EMPTY_PATH
+		fd, err := unix.Open(arg(3), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		empty, _ := unix.BytePtrFromString("")
+		switch arg(1) {
+		case "chmod": // fchmodat2(fd, "", MODE, AT_EMPTY_PATH)
+			return raw(452, uintptr(fd), ptr(empty), uintptr(mode2(arg(2))), unix.AT_EMPTY_PATH), true
+		case "chown":
+			return result(unix.Fchownat(fd, "", -1, os.Getgid(), unix.AT_EMPTY_PATH)), true
+		case "utimes":
+			return result(unix.UtimesNanoAt(fd, "", []unix.Timespec{{}, {}}, unix.AT_EMPTY_PATH)), true
+		}
+	case "opath-fchmod": // opath-fchmod MODE PATH: fchmod of an O_PATH descriptor, which the kernel refuses (EBADF)
+		fd, err := unix.Open(arg(2), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return raw(unix.SYS_FCHMOD, uintptr(fd), mode()), true
+	case "magic-link": // magic-link MODE TARGET LINK: chmod LINK, a symlink made to /proc/self/fd/N, N a descriptor on TARGET
+		fd, err := unix.Open(arg(2), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		if err := os.Symlink("/proc/self/fd/"+strconv.Itoa(fd), arg(3)); err != nil {
+			return result(err), true
+		}
+		return result(unix.Fchmodat(unix.AT_FDCWD, arg(3), uint32(mode2(arg(1))), 0)), true
 	case "mode": // mode PATH: the file's mode bits, octal
 		var st unix.Stat_t
 		if err := unix.Lstat(arg(1), &st); err != nil {
@@ -154,4 +189,44 @@ func metadataVerb(args []string) (out string, ok bool) {
 		return strconv.FormatUint(uint64(st.Mode&0o7777), 8), true
 	}
 	return "", false
+}
+
+// ownDescriptorVerb is the fdpath verb: OP (chmod MODE, chown to its own
+// group, utimes to the epoch) made through a path that names a descriptor
+// this process holds on PATH (O_PATH, symlinks not followed, as GNU tar
+// holds one), by FORM: self (/proc/self/fd/N), thread-self, devfd
+// (/dev/fd/N), pid (/proc/PID/fd/N) or tid (/proc/TID/fd/N), then REST.
+func ownDescriptorVerb(args []string) string {
+	if len(args) < 4 {
+		return "error: fdpath OP FORM MODE PATH [REST]"
+	}
+	fd, err := unix.Open(args[3], unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return result(err)
+	}
+	defer unix.Close(fd)
+	n := strconv.Itoa(fd)
+	p := map[string]string{
+		"self":        "/proc/self/fd/" + n,
+		"thread-self": "/proc/thread-self/fd/" + n,
+		"devfd":       "/dev/fd/" + n,
+		"pid":         "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + n,
+		"tid":         "/proc/" + strconv.Itoa(unix.Gettid()) + "/fd/" + n,
+	}[args[1]]
+	if p == "" {
+		return "error: unknown form " + args[1]
+	}
+	if len(args) > 4 {
+		p += args[4]
+	}
+	switch args[0] {
+	case "chmod": // fchmodat, which chmod(2) is on every architecture glibc serves
+		m, _ := strconv.ParseUint(args[2], 8, 32)
+		return result(unix.Fchmodat(unix.AT_FDCWD, p, uint32(m), 0))
+	case "chown":
+		return result(unix.Fchownat(unix.AT_FDCWD, p, -1, os.Getgid(), 0))
+	case "utimes":
+		return result(unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{{}, {}}, 0))
+	}
+	return "error: unknown op " + args[0]
 }

@@ -152,6 +152,26 @@ func toolVerb(args []string) string {
 			return result(unix.DeleteModule("sbx_no_such_module", unix.O_NONBLOCK))
 		}
 		return "error: kind"
+	case "sysv-make":
+		// sysv-make shm|sem|msg KEY: make a System V object of that kind
+		// with KEY and leave it (a 1 MiB segment).
+		key, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: key"
+		}
+		return result(sysvMake(arg(1), key))
+	case "sysv-attach":
+		// sysv-attach ID: attach the shared memory segment ID, by its id
+		// alone, without shmget.
+		id, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return "error: id"
+		}
+		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+		if err == nil {
+			unix.SysvShmDetach(b)
+		}
+		return result(err)
 	case "sysv-read":
 		// sysv-read KEY SECRET: ok only if the System V shared memory
 		// segment KEY attaches and holds SECRET.
@@ -385,6 +405,13 @@ func toolVerb(args []string) string {
 			}
 		}
 		return result(err)
+	case "fill":
+		// fill PATH BYTES: writes BYTES zero bytes to a new file PATH.
+		n, err := strconv.Atoi(arg(2))
+		if err != nil {
+			return "error: size"
+		}
+		return result(os.WriteFile(arg(1), make([]byte, n), 0o600))
 	case "write-fd":
 		fd, err := strconv.Atoi(arg(1))
 		if err != nil {
@@ -501,6 +528,9 @@ func toolVerb(args []string) string {
 		return compatSocket(arg(1))
 	case "diagnose-without-userns":
 		return diagnoseWithoutUserns()
+	case "write-race": // write-race TARGET READY MS METHOD...
+		ms, _ := strconv.Atoi(arg(3))
+		return writeRace(arg(1), arg(2), ms, args[4:])
 	}
 	if out, ok := metadataVerb(args); ok {
 		return out
@@ -659,5 +689,27 @@ func mqOpen(name string) error {
 		return e
 	}
 	unix.Close(int(fd))
+	return nil
+}
+
+// sysvMake makes a System V object of kind (shm, sem, msg) with key, only
+// if none has it, and leaves it.
+func sysvMake(kind string, key int) error {
+	const flags = unix.IPC_CREAT | unix.IPC_EXCL | 0o600
+	var e syscall.Errno
+	switch kind {
+	case "shm":
+		_, err := unix.SysvShmGet(key, 1<<20, flags)
+		return err
+	case "sem":
+		_, _, e = unix.Syscall(unix.SYS_SEMGET, uintptr(key), 1, flags)
+	case "msg":
+		_, _, e = unix.Syscall(unix.SYS_MSGGET, uintptr(key), flags, 0)
+	default:
+		return fmt.Errorf("kind %q", kind)
+	}
+	if e != 0 {
+		return e
+	}
 	return nil
 }

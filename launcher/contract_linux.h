@@ -7,7 +7,7 @@
 #define SBX_CONTRACT_LINUX_H
 
 // Version: the contract version, the launcher argv's first argument.
-#define SBX_VERSION "sandbox-local/6"
+#define SBX_VERSION "sandbox-local/7"
 // MaxArgs: the most launcher arguments a decoder accepts.
 #define SBX_MAX_ARGS 65536
 // TokenEnv: the variable that carries the wrap's token.
@@ -40,12 +40,16 @@
 #define SBX_ABI_RESOLVE_UNIX 9
 // MaxABI: the largest -abi a decoder accepts.
 #define SBX_MAX_ABI 99
+// MaxProcesses: the largest -nproc a decoder accepts.
+#define SBX_MAX_PROCESSES 4194304
+// MaxBytes: the largest -as and -tmpsize a decoder accepts.
+#define SBX_MAX_BYTES 1152921504606846976LL
 // ErratumSignalScoping: below it, signal scoping counts as missing.
 #define SBX_ERRATUM_SIGNAL_SCOPING 2
 // NoticePrefix(LandlockRun): the start of landlock-run's notice line (-notice follows).
 #define SBX_LANDLOCK_NOTICE_PREFIX "landlock-run: notice: partial enforcement: "
 // JoinGaps(LandlockUnclosedGaps): why landlock-run always refuses -full.
-#define SBX_LANDLOCK_UNCLOSED_GAPS "ipc: System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner); proc: every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"
+#define SBX_LANDLOCK_UNCLOSED_GAPS "proc: every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"
 // The Landlock rights the C starts use (go-landlock's constants; the
 // build host's headers may predate them).
 #define SBX_LANDLOCK_ACCESS_FS_READ_FILE 0x4ULL

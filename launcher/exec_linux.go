@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,7 @@ import (
 // in PATH when it has no slash. It returns only when that failed, with the
 // exit status to use after saying why on stderr.
 func execCommand(name string, argv, env []string) int {
+	name = programName(name)
 	path, code := lookCommand(name, argv[0])
 	if code != 0 {
 		return code
@@ -24,8 +26,27 @@ func execCommand(name string, argv, env []string) int {
 	return reportExecError(name, argv[0], err)
 }
 
+// programName is the name the command's exec failures are told under: the
+// running executable's, which is the consumer's (sandbox-run for the CLI),
+// since the launcher is that binary re-executed; the launcher's internal
+// name only when the executable cannot be read.
+func programName(launcher string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return launcher
+	}
+	if base := filepath.Base(exe); base != "/" && base != "." {
+		return base
+	}
+	return launcher
+}
+
 func reportExecError(name, cmd string, err error) int {
-	fmt.Fprintf(os.Stderr, "%s: %s: %v\n", name, cmd, unwrapPathError(err))
+	msg := unwrapPathError(err).Error()
+	if len(msg) > 0 && 'a' <= msg[0] && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:] // strerror's words, as the C launchers print them
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s: %s\n", name, cmd, msg)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return vocab.ExitNotFound
 	}

@@ -369,6 +369,8 @@ void sbx_landlock_run(const struct spec *s) {
 		          SBX_LANDLOCK_UNCLOSED_GAPS);
 	if (!s->seccomp)
 		sbx_fatal(sbx_token, "no seccomp program in the arguments (-seccomp)");
+	if (s->tmpsize)
+		sbx_fatal(sbx_token, "-tmpsize: landlock-run cannot bound the temp dir (it mounts nothing)");
 	if (s->dir) {
 		int fd = open_strict(s->dir, O_DIRECTORY);
 		if (fd < 0 || fchdir(fd) < 0)
@@ -386,5 +388,6 @@ void sbx_landlock_run(const struct spec *s) {
 		fprintf(stderr, "%s%s\n", SBX_LANDLOCK_NOTICE_PREFIX, s->notice);
 	sbx_reset_signals();
 	sbx_release_env();
+	sbx_set_limits(s);
 	sbx_exec_command(s->cmd); // cmd ends at argv[argc], which is NULL
 }

@@ -51,6 +51,14 @@ func landlockRun(args []string) {
 			fatal(name, token, "full enforcement required, but: %s", vocab.JoinGaps(gaps))
 		}
 	}
+	if spec.TempSize > 0 {
+		fatal(name, token, "-tmpsize: landlock-run cannot bound the temp dir (it mounts nothing)")
+	}
+	for _, dir := range spec.Cgroups {
+		if err := joinCgroup(dir); err != nil {
+			fatal(name, token, "%v", err)
+		}
+	}
 	if spec.Dir != "" {
 		if err := enterDir(spec.Dir); err != nil {
 			fatal(name, token, "%v", err)
@@ -70,7 +78,46 @@ func landlockRun(args []string) {
 	}
 	// The loader's and the runtime's variables the provider held back
 	// from this launcher's start (vocab.HoldEnv) are the command's again.
-	os.Exit(execCommand(name, spec.Argv, vocab.ReleaseEnv(os.Environ())))
+	env := vocab.ReleaseEnv(os.Environ())
+	if err := setLimits(spec); err != nil {
+		fatal(name, token, "%v", err)
+	}
+	os.Exit(execCommand(name, spec.Argv, env))
+}
+
+// joinCgroup moves this process into the cgroup directory dir, before the
+// command exists: the command and all it starts count against the limits
+// the provider set there (the C launchers' sbx_join_cgroup).
+func joinCgroup(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY|unix.O_NOFOLLOW, 0)
+	if err == nil {
+		_, err = f.WriteString("0\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("join the cgroup %s (the limits set there would not hold): %w", dir, err)
+	}
+	return nil
+}
+
+// setLimits sets the command's resource limits (-nproc, -as), soft and
+// hard, just before the exec (the C launchers' sbx_set_limits).
+func setLimits(spec vocab.Spec) error {
+	if spec.MaxProcesses > 0 {
+		n := uint64(spec.MaxProcesses)
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("set the process limit (RLIMIT_NPROC %d): %w", n, err)
+		}
+	}
+	if spec.MaxAddressSpace > 0 {
+		n := uint64(spec.MaxAddressSpace)
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("set the memory limit (RLIMIT_AS %d): %w", n, err)
+		}
+	}
+	return nil
 }
 
 // errABIMismatch is the refusal of a launcher whose kernel reports another

@@ -48,6 +48,10 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 	char err[256];
 	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
 		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
+	// The cgroups (-cgroup) are joined before any process of the sandbox
+	// exists: the supervisor and the command count against their limits.
+	for (int i = 0; i < s.ncgroups; i++)
+		sbx_join_cgroup(sbx_token, s.cgroups[i]);
 	sbx_landlock_supervise(sbx_token, &s);
 	sbx_landlock_run(&s);
 #else

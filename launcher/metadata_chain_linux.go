@@ -10,14 +10,17 @@ package launcher
 //     command (its working directory or directory descriptor through
 //     /proc/PID, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
-//     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
+//     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
+//     command's descriptor N, every other /proc magic link refused), as an
+//     O_PATH descriptor of its own;
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object not beneath a writable root or the temp dir
 //     (EACCES), and the setuid and setgid bits (EPERM);
 //   - it makes the change through that descriptor, on a thread with no
 //     capability, so the kernel's own owner and permission checks are the
-//     command's. A symlink's own mode, times and xattrs are refused.
+//     command's. A symlink's own mode and xattrs are refused;
+//     its owner and times are changed.
 //
 // It never lets the kernel continue the command's own call.
 
@@ -277,14 +280,33 @@ func (m *metaServer) readMem(addr uint64, size int) ([]byte, unix.Errno) {
 }
 
 // target opens what a call of the command names by path, relative to its
-// directory descriptor dirfd (or working directory), as O_PATH.
+// directory descriptor dirfd (or working directory), as O_PATH. A path
+// naming the command's own descriptor (metarules.SelfFD) is opened through
+// /proc/PID/fd/N, and what follows it beneath that.
 func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.Errno) {
 	path, errno := m.readString(pathAddr, metarules.PathMax)
 	if errno != 0 {
 		return -1, errno
 	}
 	base := unix.AT_FDCWD
-	if !strings.HasPrefix(path, "/") {
+	if own, rest, ok := metarules.SelfFD(path, m.isCaller); ok {
+		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(own), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, errnoOf(err) // ENOENT, as /proc answers for a closed one
+		}
+		if rest == "" {
+			if flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+				return b, 0
+			}
+			unix.Close(b) // the /proc link itself: not beneath any root
+			return -1, metarules.ErrMagicLink
+		}
+		base, path = b, strings.TrimLeft(rest, "/")
+		if path == "" {
+			path = "."
+		}
+		defer unix.Close(b)
+	} else if !strings.HasPrefix(path, "/") {
 		what := "cwd"
 		if dirfd != unix.AT_FDCWD {
 			what = "fd/" + strconv.Itoa(int(dirfd))
@@ -310,26 +332,75 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 		unix.CloseOnExec(fd)
 		return fd, 0
 	}
-	oflags := unix.O_PATH | unix.O_CLOEXEC
-	if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
-		oflags |= unix.O_NOFOLLOW
+	return openNoMagic(base, path, flags&unix.AT_SYMLINK_NOFOLLOW != 0)
+}
+
+// isCaller reports whether pid is the calling thread or its process.
+func (m *metaServer) isCaller(pid int) bool {
+	if pid == m.pid {
+		return true
 	}
-	fd, err := unix.Openat(base, path, oflags, 0)
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/status")
 	if err != nil {
-		return -1, errnoOf(err)
+		return false
 	}
-	return fd, 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strings.TrimSpace(v) == strconv.Itoa(pid)
+		}
+	}
+	return false
+}
+
+// openNoMagic opens path beneath base as O_PATH without crossing a /proc
+// magic link, which here would name the supervisor's own descriptors, or
+// reach into processes the command cannot: metarules.ErrMagicLink for
+// such a path. Where openat2 is refused (a container's seccomp profile), a
+// plain open: the object is still checked.
+func openNoMagic(base int, path string, nofollow bool) (int, unix.Errno) {
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if nofollow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err == nil || (err != unix.ELOOP && err != unix.ENOSYS && err != unix.EPERM) {
+		return fd, errnoOf(err)
+	}
+	loop := err == unix.ELOOP
+	fd, err = unix.Openat(base, path, flags, 0)
+	if !loop { // openat2 refused here
+		return fd, errnoOf(err)
+	}
+	// A loop of symlinks, or a magic link: the plain open tells them apart.
+	if err == nil {
+		unix.Close(fd)
+	} else if err == unix.ELOOP {
+		return -1, unix.ELOOP
+	}
+	return -1, metarules.ErrMagicLink
 }
 
 // procFD opens the command's descriptor n (fchmod, fchown, fsetxattr,
-// utimensat with no path).
+// utimensat with no path, ioctl). An O_PATH descriptor is
+// metarules.ErrPathDescriptor, as these calls answer for one.
 func (m *metaServer) procFD(n uint64) (int, unix.Errno) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(int(int32(n))), unix.O_PATH|unix.O_CLOEXEC, 0)
+	num := strconv.Itoa(int(int32(n)))
+	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+num, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT {
 		return -1, metarules.ErrNoDescriptor
 	}
 	if err != nil {
 		return -1, errnoOf(err)
+	}
+	if info, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/fdinfo/" + num); err == nil {
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				if flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64); err == nil && flags&unix.O_PATH != 0 {
+					unix.Close(fd)
+					return -1, metarules.ErrPathDescriptor
+				}
+			}
+		}
 	}
 	return fd, 0
 }
@@ -451,21 +522,14 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 			return metarules.ErrSetID // as the namespaces runner's filter refuses them
 		}
 		if isLink {
-			return metarules.ErrLinkModeTimes
+			return metarules.ErrLinkMode
 		}
 		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, c.mode&07777, 0))
 	case metaChown:
 		return errnoOf(unix.Fchownat(c.fd, "", c.uid, c.gid, unix.AT_EMPTY_PATH))
-	case metaUtimes:
-		if isLink {
-			return metarules.ErrLinkModeTimes
-		}
-		p, err := unix.BytePtrFromString(self)
-		if err != nil {
-			return unix.EINVAL
-		}
-		fdcwd := unix.AT_FDCWD
-		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fdcwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(c.times)), 0, 0, 0)
+	case metaUtimes: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
+		var empty byte
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(c.fd), uintptr(unsafe.Pointer(&empty)), uintptr(unsafe.Pointer(c.times)), unix.AT_EMPTY_PATH, 0, 0)
 		return e
 	case metaSetxattr:
 		if isLink {

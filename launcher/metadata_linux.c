@@ -13,7 +13,9 @@
 //     command (the command's working directory or directory descriptor,
 //     through /proc/PID, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
-//     AT_SYMLINK_NOFOLLOW), as an O_PATH descriptor of its own;
+//     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
+//     command's descriptor N, every other /proc magic link refused), as an
+//     O_PATH descriptor of its own;
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object that is not beneath a writable root or the
@@ -22,9 +24,10 @@
 //   - it makes the change through that descriptor, with no capability
 //     (the supervisor drops all of them at its start), so the kernel's own
 //     owner and permission checks are the command's. A symlink's own
-//     mode, times and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
+//     mode and xattrs (the *at calls with AT_SYMLINK_NOFOLLOW, the
 //     l* calls) are refused (EOPNOTSUPP, or EPERM for xattrs, which the
-//     kernel refuses on symlinks for users anyway); its owner is changed.
+//     kernel refuses on symlinks for users anyway); its owner and times
+//     are changed.
 //
 // The supervisor acts on the descriptor it opened and checked, never on a
 // path again, and never lets the kernel continue the command's own call:
@@ -35,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +60,9 @@
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
 #endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
@@ -92,6 +99,81 @@ static int open_proc(pid_t pid, const char *what, int flags) {
 	return open(p, O_PATH | O_CLOEXEC | flags);
 }
 
+// decimal reads s up to its first '/' or NUL as /proc reads a number in a
+// name (metarules.SelfFD): digits only, no leading zero but "0" itself, at
+// most 2^31-1; the number, or -1. *end is what follows it.
+static long decimal(const char *s, const char **end) {
+	long n = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		n = n * 10 + (*p - '0');
+		if (n > 0x7fffffffL)
+			return -1;
+	}
+	*end = p;
+	if (p == s || (*p != 0 && *p != '/') || (p - s > 1 && *s == '0'))
+		return -1;
+	return n;
+}
+
+// tgid_of is the process the thread pid belongs to, or -1.
+static long tgid_of(pid_t pid) {
+	char p[64], buf[512];
+	snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (f == NULL)
+		return -1;
+	long tgid = -1;
+	while (fgets(buf, sizeof buf, f) != NULL)
+		if (sscanf(buf, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+// self_fd reports whether path names one of the caller's own descriptors
+// (metarules.SelfFD: SBX_META_SELF_FD_PREFIXES, or /proc/P/fd/ with P the
+// calling thread pid or its process): the descriptor, *rest pointing past
+// its number ("" or "/..."); -1 for any other path.
+static long self_fd(pid_t pid, const char *path, const char **rest) {
+	static const char *const prefixes[] = {SBX_META_SELF_FD_PREFIXES};
+	const char *after = NULL;
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && after == NULL; i++)
+		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+			after = path + strlen(prefixes[i]);
+	if (after == NULL && strncmp(path, "/proc/", 6) == 0) {
+		const char *end;
+		long who = decimal(path + 6, &end);
+		if (who > 0 && strncmp(end, "/fd/", 4) == 0 && (who == pid || who == tgid_of(pid)))
+			after = end + 4;
+	}
+	if (after == NULL)
+		return -1;
+	return decimal(after, rest);
+}
+
+// open_no_magic opens path beneath base as O_PATH without crossing a /proc
+// magic link, which in the supervisor would name the supervisor's own
+// descriptors, or reach into processes the command cannot; -1 with errno,
+// SBX_META_ERR_MAGIC_LINK for such a path. Where openat2 is refused (a
+// container's seccomp profile), a plain open: the object is still checked.
+static int open_no_magic(int base, const char *path, int nofollow) {
+	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	struct open_how how = {.flags = (unsigned long long)flags, .resolve = RESOLVE_NO_MAGICLINKS};
+	int fd = (int)syscall(SYS_openat2, base, path, &how, sizeof how);
+	if (fd >= 0 || (errno != ELOOP && errno != ENOSYS && errno != EPERM))
+		return fd;
+	if (errno != ELOOP)
+		return openat(base, path, flags); // openat2 refused here
+	// A loop of symlinks, or a magic link: a plain open tells them apart.
+	fd = openat(base, path, flags);
+	int loop = fd < 0 && errno == ELOOP;
+	if (fd >= 0)
+		close(fd);
+	errno = loop ? ELOOP : SBX_META_ERR_MAGIC_LINK;
+	return -1;
+}
+
 // target opens what a metadata call of the command names by path; it returns
 // the descriptor, or -errno.
 static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) {
@@ -99,8 +181,28 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	int e = sbx_read_path(pid, pathaddr, path, sizeof path);
 	if (e != 0)
 		return -e;
+	const char *name = path;
 	int base = AT_FDCWD;
-	if (path[0] != '/') {
+	const char *rest;
+	long own = path[0] == '/' ? self_fd(pid, path, &rest) : -1;
+	if (own >= 0) {
+		// The command's own descriptor, as the kernel reads the path for
+		// it: opened through /proc/PID/fd/N, and what follows beneath it.
+		char what[32];
+		snprintf(what, sizeof what, "fd/%ld", own);
+		base = open_proc(pid, what, 0);
+		if (base < 0)
+			return -errno; // ENOENT, as /proc answers for a closed one
+		if (*rest == 0) {
+			if (!(flags & AT_SYMLINK_NOFOLLOW))
+				return base;
+			close(base); // the /proc link itself: not beneath any root
+			return -SBX_META_ERR_MAGIC_LINK;
+		}
+		while (*rest == '/')
+			rest++;
+		name = *rest != 0 ? rest : ".";
+	} else if (path[0] != '/') {
 		char what[32];
 		if (dirfd == AT_FDCWD)
 			snprintf(what, sizeof what, "cwd");
@@ -111,7 +213,7 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 			return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
 	}
 	int fd;
-	if (path[0] == 0) {
+	if (name[0] == 0) {
 		if (!(flags & AT_EMPTY_PATH)) {
 			if (base >= 0)
 				close(base);
@@ -119,7 +221,7 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 		}
 		fd = base >= 0 ? dup(base) : -1;
 	} else {
-		fd = openat(base, path, O_PATH | O_CLOEXEC | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0));
+		fd = open_no_magic(base, name, flags & AT_SYMLINK_NOFOLLOW);
 	}
 	int saved = errno;
 	if (base >= 0)
@@ -127,13 +229,37 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	return fd < 0 ? -saved : fd;
 }
 
+// path_only reports whether the command's descriptor n was opened O_PATH
+// (its flags in /proc/PID/fdinfo/N).
+static int path_only(pid_t pid, int n) {
+	char p[64], buf[256];
+	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)pid, n);
+	FILE *f = fopen(p, "re");
+	if (f == NULL)
+		return 0;
+	unsigned long flags = 0;
+	int found = 0;
+	while (!found && fgets(buf, sizeof buf, f) != NULL)
+		found = sscanf(buf, "flags: %lo", &flags) == 1;
+	fclose(f);
+	return found && (flags & O_PATH);
+}
+
 // proc_fd opens the command's descriptor n (fchmod, fchown, fsetxattr,
-// utimensat with no path); it returns the descriptor, or -errno.
+// utimensat with no path, ioctl); it returns the descriptor, or -errno.
+// An O_PATH descriptor is SBX_META_ERR_PATH_DESCRIPTOR, as these calls
+// answer for one.
 static int proc_fd(pid_t pid, unsigned long long n) {
 	char what[32];
 	snprintf(what, sizeof what, "fd/%d", (int)n);
 	int fd = open_proc(pid, what, 0);
-	return fd < 0 ? (errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno) : fd;
+	if (fd < 0)
+		return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
+	if (path_only(pid, (int)n)) {
+		close(fd);
+		return -SBX_META_ERR_PATH_DESCRIPTOR;
+	}
+	return fd;
 }
 
 // read_mem copies size bytes at addr in pid's memory into buf; 0 or an
@@ -300,14 +426,12 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 		if (c->mode & (S_ISUID | S_ISGID))
 			return SBX_META_ERR_SETID; // as the namespaces runner's filter refuses them
 		if (S_ISLNK(st->st_mode))
-			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own mode, as fchmodat2 answers
+			return SBX_META_ERR_LINK_MODE; // a symlink's own mode, as fchmodat2 answers
 		return fchmodat(AT_FDCWD, self, c->mode & 07777, 0) < 0 ? errno : 0;
 	case META_CHOWN:
 		return fchownat(c->fd, "", (uid_t)c->uid, (gid_t)c->gid, AT_EMPTY_PATH) < 0 ? errno : 0;
-	case META_UTIMES:
-		if (S_ISLNK(st->st_mode))
-			return SBX_META_ERR_LINK_MODE_TIMES; // a symlink's own times: not made here
-		return utimensat(AT_FDCWD, self, c->has_times ? c->times : NULL, 0) < 0 ? errno : 0;
+	case META_UTIMES: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
+		return utimensat(c->fd, "", c->has_times ? c->times : NULL, AT_EMPTY_PATH) < 0 ? errno : 0;
 	case META_SETXATTR: {
 		if (S_ISLNK(st->st_mode))
 			return SBX_META_ERR_LINK_XATTR; // user.* is refused on symlinks; the rest needs capabilities

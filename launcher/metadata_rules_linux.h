@@ -22,18 +22,22 @@
 // The flags each *at call may carry.
 #define SBX_META_FCHMODAT_FLAGS 0x1100U
 #define SBX_META_FCHOWNAT_FLAGS 0x1100U
-#define SBX_META_UTIMENSAT_FLAGS 0x100U
+#define SBX_META_UTIMENSAT_FLAGS 0x1100U
+// SelfFDPrefixes: an initializer of a const char *[].
+#define SBX_META_SELF_FD_PREFIXES "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/"
 // The answers instead of the call (see package metarules).
 #define SBX_META_ERR_OUTSIDE EACCES
 #define SBX_META_ERR_SETID EPERM
-#define SBX_META_ERR_LINK_MODE_TIMES EOPNOTSUPP
+#define SBX_META_ERR_LINK_MODE EOPNOTSUPP
 #define SBX_META_ERR_LINK_XATTR EPERM
 #define SBX_META_ERR_XATTR_SIZE E2BIG
 #define SBX_META_ERR_XATTR_NAME ERANGE
 #define SBX_META_ERR_FLAGS_OBJECT ENOTTY
 #define SBX_META_ERR_NO_DESCRIPTOR EBADF
+#define SBX_META_ERR_PATH_DESCRIPTOR EBADF
 #define SBX_META_ERR_FLAGS EINVAL
 #define SBX_META_ERR_GONE ENOENT
+#define SBX_META_ERR_MAGIC_LINK EACCES
 #define SBX_META_ERR_UNKNOWN ENOSYS
 
 #endif

@@ -54,7 +54,7 @@ static int clean_abs(const char *p) {
 }
 
 // parse_decimal: decimal, no sign, no leading zero, 1 to max (at most
-// five digits); -1 otherwise (vocab's parseDecimal).
+// seven digits); -1 otherwise (vocab's parseDecimal).
 static int parse_decimal(const char *v, int max) {
 	char limit[8];
 	size_t n = strlen(v);
@@ -67,6 +67,22 @@ static int parse_decimal(const char *v, int max) {
 		x = x * 10 + (*v - '0');
 	}
 	return x <= max ? x : -1;
+}
+
+// parse_bytes: decimal, no sign, no leading zero, 1 to SBX_MAX_BYTES; -1
+// otherwise (vocab's parseBytes).
+static long long parse_bytes(const char *v) {
+	char limit[24];
+	size_t n = strlen(v);
+	if (n == 0 || n > (size_t)snprintf(limit, sizeof limit, "%lld", SBX_MAX_BYTES) || v[0] == '0')
+		return -1;
+	unsigned long long x = 0;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return -1;
+		x = x * 10 + (unsigned long long)(*v - '0');
+	}
+	return x <= (unsigned long long)SBX_MAX_BYTES ? (long long)x : -1;
 }
 
 // plain_line: no ASCII control character (vocab's plainLine).
@@ -101,8 +117,9 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 	s->deny = calloc(argc, sizeof(char *));
 	s->guard = calloc(argc, sizeof(char *));
 	s->unixsock = calloc(argc, sizeof(char *));
+	s->cgroups = calloc(argc, sizeof(char *));
 	s->ports = calloc(argc, sizeof(int));
-	if (!s->writable || !s->ro || !s->deny || !s->guard || !s->unixsock || !s->ports)
+	if (!s->writable || !s->ro || !s->deny || !s->guard || !s->unixsock || !s->cgroups || !s->ports)
 		return snprintf(err, errlen, "out of memory"), -1;
 	int i = 1, dashes = 0, net = 0;
 	while (i < argc) {
@@ -113,7 +130,8 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		}
 		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-g") || !strcmp(opt, "-d") ||
 		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp") ||
-		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge") || !strcmp(opt, "-abi") || !strcmp(opt, "-notice");
+		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge") || !strcmp(opt, "-abi") || !strcmp(opt, "-notice") ||
+		            !strcmp(opt, "-cgroup") || !strcmp(opt, "-nproc") || !strcmp(opt, "-as") || !strcmp(opt, "-tmpsize");
 		char *val = NULL;
 		if (takes) {
 			if (i >= argc)
@@ -178,6 +196,21 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			if (!plain_line(val))
 				return snprintf(err, errlen, "-notice holds a control character"), -1;
 			s->notice = val;
+		} else if (!strcmp(opt, "-cgroup")) {
+			s->cgroups[s->ncgroups++] = val, what = "cgroup";
+		} else if (!strcmp(opt, "-nproc")) {
+			if (s->nproc)
+				return snprintf(err, errlen, "-nproc given twice"), -1;
+			s->nproc = parse_decimal(val, SBX_MAX_PROCESSES);
+			if (s->nproc < 0)
+				return snprintf(err, errlen, "-nproc \"%.120s\": not a process count", val), -1;
+		} else if (!strcmp(opt, "-as") || !strcmp(opt, "-tmpsize")) {
+			long long *dst = !strcmp(opt, "-as") ? &s->as : &s->tmpsize;
+			if (*dst)
+				return snprintf(err, errlen, "%s given twice", opt), -1;
+			*dst = parse_bytes(val);
+			if (*dst < 0)
+				return snprintf(err, errlen, "%s \"%.120s\": not a byte count", opt, val), -1;
 		} else if (!strcmp(opt, "-full")) {
 			s->require_full = 1;
 		} else if (!strcmp(opt, "-probe")) {

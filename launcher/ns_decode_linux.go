@@ -41,6 +41,7 @@ func withCSpec(args []string, use func(*C.struct_spec)) error {
 		C.free(unsafe.Pointer(s.guard))
 		C.free(unsafe.Pointer(s.deny))
 		C.free(unsafe.Pointer(s.unixsock))
+		C.free(unsafe.Pointer(s.cgroups))
 		C.free(unsafe.Pointer(s.ports))
 	}()
 	use(&s)
@@ -63,16 +64,20 @@ func cDecode(args []string) (vocab.Spec, error) {
 			return out
 		}
 		spec = vocab.Spec{
-			Writable:     list(s.writable, s.nwritable),
-			ReadOnly:     list(s.ro, s.nro),
-			Guarded:      list(s.guard, s.nguard),
-			DenyRead:     list(s.deny, s.ndeny),
-			UnixSockets:  list(s.unixsock, s.nunixsock),
-			Argv:         list(s.cmd, s.ncmd),
-			AllowNetwork: s.allow_net != 0,
-			Proxied:      s.proxied != 0,
-			RequireFull:  s.require_full != 0,
-			Probe:        s.probe != 0,
+			Writable:        list(s.writable, s.nwritable),
+			ReadOnly:        list(s.ro, s.nro),
+			Guarded:         list(s.guard, s.nguard),
+			DenyRead:        list(s.deny, s.ndeny),
+			UnixSockets:     list(s.unixsock, s.nunixsock),
+			Cgroups:         list(s.cgroups, s.ncgroups),
+			Argv:            list(s.cmd, s.ncmd),
+			AllowNetwork:    s.allow_net != 0,
+			Proxied:         s.proxied != 0,
+			RequireFull:     s.require_full != 0,
+			Probe:           s.probe != 0,
+			MaxProcesses:    int(s.nproc),
+			MaxAddressSpace: int64(s.as),
+			TempSize:        int64(s.tmpsize),
 		}
 		if s.tempdir != nil {
 			spec.TempDir = C.GoString(s.tempdir)

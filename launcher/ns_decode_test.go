@@ -30,6 +30,9 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 has -w -- gaps; ünï", Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 99, Argv: []string{"x"}},
+		{Token: tok, Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
+			MaxAddressSpace: vocab.MaxBytes, TempSize: 1, Argv: []string{"x"}},
+		{Token: tok, MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608, Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -76,7 +79,14 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-net", "deny", "-abi", "07", "--", "true"}, {v, "-net", "deny", "-abi", "x", "--", "true"},
 		{v, "-net", "deny", "-abi", "7", "-abi", "7", "--", "true"}, {v, "-net", "deny", "-abi"},
 		{v, "-net", "deny", "-notice", "", "--", "true"}, {v, "-net", "deny", "-notice", "a\nb", "--", "true"},
-		{v, "-net", "deny", "-notice", "a\x7f", "--", "true"}, {v, "-net", "deny", "-notice", "a", "-notice", "b", "--", "true"},
+		{v, "-net", "deny", "-notice", "a\x7f", "--", "true"},
+		{v, "-net", "deny", "-cgroup", "rel", "--", "true"}, {v, "-net", "deny", "-cgroup", "/a/", "--", "true"},
+		{v, "-net", "deny", "-cgroup"}, {v, "-net", "deny", "-nproc", "0", "--", "true"},
+		{v, "-net", "deny", "-nproc", "4194305", "--", "true"}, {v, "-net", "deny", "-nproc", "050", "--", "true"},
+		{v, "-net", "deny", "-nproc", "5", "-nproc", "5", "--", "true"}, {v, "-net", "deny", "-as", "0", "--", "true"},
+		{v, "-net", "deny", "-as", "1152921504606846977", "--", "true"}, {v, "-net", "deny", "-as", "99999999999999999999", "--", "true"},
+		{v, "-net", "deny", "-tmpsize", "-1", "--", "true"}, {v, "-net", "deny", "-tmpsize", "1", "-tmpsize", "1", "--", "true"},
+		{v, "-net", "deny", "-tmpsize", "8M", "--", "true"}, {v, "-net", "deny", "-notice", "a", "-notice", "b", "--", "true"},
 	}
 	for _, args := range cases {
 		_, goErr := vocab.Decode(args)
@@ -95,6 +105,7 @@ func FuzzCDecoder(f *testing.F) {
 	f.Add(vocab.Version + "\x1f-net\x1fallow\x1f-probe\x1f-w\x1f/a\x1f--")
 	f.Add(vocab.Version + "\x1f-net\x1fproxied\x1f-port\x1f3128\x1f-bridge\x1f/b\x1f--\x1ftrue")
 	f.Add(vocab.Version + "\x1f-net\x1fdeny\x1f-abi\x1f7\x1f-notice\x1fnet: gap\x1f--\x1ftrue")
+	f.Add(vocab.Version + "\x1f-net\x1fdeny\x1f-cgroup\x1f/c\x1f-nproc\x1f50\x1f-as\x1f67108864\x1f-tmpsize\x1f8388608\x1f--\x1ftrue")
 	f.Fuzz(func(t *testing.T, joined string) {
 		if strings.IndexByte(joined, 0) >= 0 {
 			return // a C string cannot hold NUL, nor can argv

@@ -1,10 +1,16 @@
 // ns-run stage 2: the guard, which stops the command from creating a
 // protected name that does not exist (a main repository's .git/commondir,
-// a tool config the workspace lacks). A mount cannot cover a name that is
-// not there, so the namespaces profile of the seccomp filter hands every
-// call that creates a name (open and openat with O_CREAT, creat, mkdir*,
-// mknod*, symlink*, link*, rename*) to this process, which makes the call
-// itself and answers with its result:
+// a tool config the workspace lacks), and from writing to a protected name
+// whose mount a host process detached (a rename over .git/config: the
+// kernel detaches a mount whose dentry is renamed over or removed in
+// another namespace, and the new file is then writable through the
+// writable root until pid 1 stops the sandbox). A mount cannot cover a
+// name that is not there, nor hold one that was replaced, so the
+// namespaces profile of the seccomp filter hands every call that creates
+// a name or writes through one (open and openat with O_CREAT, O_WRONLY,
+// O_RDWR or O_TRUNC, creat, truncate, mkdir*, mknod*, symlink*, link*,
+// rename*) to this process, which makes the call itself and answers with
+// its result:
 //
 //   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: another thread of
 //     the command could rewrite the path after the check. The strings are
@@ -25,11 +31,19 @@
 //     relative to the command;
 //   - it refuses, with EROFS, creating a guarded name: the final parent
 //     directory (device, inode) and name, compared without regard to case,
-//     as a new name, a rename's or a link's destination, either side of a
-//     RENAME_EXCHANGE. The directories between a writable root and each
+//     as a new name, a rename's or a link's destination, a rename's
+//     source. The directories between a writable root and each
 //     guarded name are pinned (bound onto themselves) by the plan, so
 //     `mv .git x; mkdir .git` fails with EBUSY instead of moving the
 //     guarded parent away;
+//   - it refuses, with EROFS, writing to a bound name (the read-only and
+//     deny-read paths inside the writable roots, struct guarded): an open
+//     for writing or with O_TRUNC, a truncate, a rename or link with it as
+//     the source. A name reached through a link of the command's own /proc
+//     entry (/proc/self/fd/N) is checked by what it opens: the object the
+//     open gave (opened without O_TRUNC, truncated only once checked), or
+//     a link's source (opened O_PATH, linked from the guard's descriptor),
+//     must not be what a bound name holds now;
 //   - it refuses the setuid and setgid modes at creation (EPERM, what the
 //     filter answers without the guard: libseccomp drops those rules where
 //     the guard's take the whole call);
@@ -93,9 +107,6 @@
 #include "seal_linux.h"
 #include "shared_linux.h"
 
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE (1 << 1)
-#endif
 #ifndef SECCOMP_ADDFD_FLAG_SEND
 #define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
 #endif
@@ -361,19 +372,38 @@ fail:
 	return e;
 }
 
-// is_guarded reports whether creating name in dir would create a guarded
-// name.
-static int is_guarded(const struct ctx *c, int dir, const char *name) {
+// is_guarded reports whether name in dir is a guarded name (creating it
+// is refused), or with bound_only a bound one (writing to it is refused).
+static int is_guarded(const struct ctx *c, int dir, const char *name, int bound_only) {
 	struct stat st;
 	if (fstat(dir, &st) < 0)
 		return 1; // cannot tell: refused
 	for (int i = 0; i < c->plan->nguarded; i++) {
 		const struct guarded *g = &c->plan->guarded[i];
-		if (g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0)
+		if ((g->bound || !bound_only) && g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0)
 			return 1;
 	}
 	return 0;
 }
+
+// holds_bound reports whether fd is the object a bound name holds now
+// (what the guard sees at its path: the mount's, or what a host process
+// renamed over it since).
+static int holds_bound(const struct ctx *c, int fd) {
+	struct stat st, at;
+	if (fstat(fd, &st) < 0)
+		return 1; // cannot tell: refused
+	for (int i = 0; i < c->plan->nguarded; i++) {
+		const struct guarded *g = &c->plan->guarded[i];
+		if (g->bound && fstatat(g_root, g->path + 1, &at, AT_SYMLINK_NOFOLLOW) == 0 && at.st_dev == st.st_dev &&
+		    at.st_ino == st.st_ino)
+			return 1;
+	}
+	return 0;
+}
+
+// writes reports whether open flags write to what they name.
+static int writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)); }
 
 // ---- the command's context ----
 
@@ -423,7 +453,8 @@ struct call {
 	int has2, flags;
 	unsigned mode;
 	unsigned long long dev;
-	enum { C_OPEN, C_MKDIR, C_MKNOD, C_SYMLINK, C_LINK, C_RENAME } op;
+	long long length; // a truncate's
+	enum { C_OPEN, C_MKDIR, C_MKNOD, C_SYMLINK, C_LINK, C_RENAME, C_TRUNCATE } op;
 };
 
 static int decode(const struct seccomp_notif *req, struct call *k) {
@@ -491,6 +522,9 @@ static int decode(const struct seccomp_notif *req, struct call *k) {
 		k->op = C_RENAME, k->dirfd2 = (int)a[0], p2 = a[1], k->dirfd = (int)a[2], p1 = a[3], k->flags = (int)a[4];
 		break;
 #endif
+	case SYS_truncate:
+		k->op = C_TRUNCATE, p1 = a[0], k->length = (long long)a[1];
+		break;
 	default:
 		return ENOSYS;
 	}
@@ -555,6 +589,28 @@ static void open_blocking(const struct seccomp_notif *req, int dir, const char *
 	_exit(0);
 }
 
+// truncate_object truncates the object fd (any access mode) to length,
+// as truncate(2) (want_file) or an open with O_TRUNC would: a regular
+// file through a descriptor for writing opened from fd, a directory
+// EISDIR, anything else EINVAL (want_file) or untouched. 0 or an errno.
+static int truncate_object(int fd, long long length, int want_file) {
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return want_file ? EINVAL : 0;
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	int wfd = open(self, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (wfd < 0)
+		return errno;
+	int e = ftruncate(wfd, (off_t)length) < 0 ? errno : 0;
+	close(wfd);
+	return e;
+}
+
 // do_open makes an open for the command; it returns the guard's descriptor
 // (>= 0), -errno, or -EINPROGRESS when a one-shot child answers.
 static int do_open(const struct ctx *c, const struct seccomp_notif *req, const struct call *k, int start) {
@@ -568,15 +624,21 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 			close(w.dir);
 			return -EISDIR;
 		}
-		if (!w.magic && (k->flags & O_CREAT) && is_guarded(c, w.dir, w.name)) {
+		// Creating refuses every guarded name, writing the bound ones.
+		if (!w.magic && writes(k->flags) && is_guarded(c, w.dir, w.name, !(k->flags & O_CREAT))) {
 			close(w.dir);
 			return -EROFS;
 		}
 		// The final was resolved here: a symlink put there since is not
-		// followed by the kernel (ELOOP: resolved again).
+		// followed by the kernel (ELOOP: resolved again). A link of the
+		// command's own /proc entry is opened without O_TRUNC, which
+		// waits until the object it gave is checked.
 		int flags = k->flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+		int truncate_after = w.magic && (k->flags & O_TRUNC) && writes(k->flags);
 		if (!w.magic)
 			flags |= O_NOFOLLOW;
+		if (truncate_after)
+			flags &= ~O_TRUNC;
 		int fd = openat(w.dir, w.name, flags, k->mode & 07777);
 		e = errno;
 		if (fd < 0 && e == ELOOP && !w.magic && follow && !(k->flags & O_NOFOLLOW)) {
@@ -611,9 +673,72 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 			close(fd);
 			return -EACCES;
 		}
+		if (w.magic && writes(k->flags) && holds_bound(c, fd)) {
+			close(fd);
+			return -EROFS;
+		}
+		if (truncate_after && (e = truncate_object(fd, 0, 0)) != 0) {
+			close(fd);
+			return -e;
+		}
 		return fd;
 	}
 	return -ELOOP;
+}
+
+// do_truncate makes a truncate(2) for the command: 0 or -errno.
+static int do_truncate(const struct ctx *c, const struct call *k, int start) {
+	for (int attempt = 0; attempt < 8; attempt++) {
+		struct where w;
+		int e = resolve(c, start, k->path, 1, &w);
+		if (e != 0)
+			return -e;
+		if (!w.magic && is_guarded(c, w.dir, w.name, 1)) {
+			close(w.dir);
+			return -EROFS;
+		}
+		int fd = openat(w.dir, w.name, O_PATH | O_CLOEXEC | (w.magic ? 0 : O_NOFOLLOW));
+		e = errno;
+		close(w.dir);
+		if (fd < 0)
+			return -e;
+		struct stat st;
+		if (!w.magic && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+			close(fd); // a symlink put there since it was resolved
+			continue;
+		}
+		if (check_proc(c, fd, NULL) != 0)
+			e = EACCES;
+		else if (w.magic && holds_bound(c, fd))
+			e = EROFS;
+		else
+			e = truncate_object(fd, k->length, 1);
+		close(fd);
+		return -e;
+	}
+	return -ELOOP;
+}
+
+// link_magic links the object a link of the command's own /proc entry
+// leads to (w2: linkat with AT_SYMLINK_FOLLOW) at w: opened O_PATH,
+// checked, and linked from the guard's own descriptor, so the command
+// cannot swap what its link leads to in between. 0 or -errno.
+static int link_magic(const struct ctx *c, const struct where *w2, const struct where *w) {
+	int fd = openat(w2->dir, w2->name, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	if (check_proc(c, fd, NULL) != 0)
+		r = -EACCES;
+	else if (holds_bound(c, fd))
+		r = -EROFS;
+	else {
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+		r = linkat(AT_FDCWD, self, w->dir, w->name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	}
+	close(fd);
+	return r;
 }
 
 // perform makes one call for the command: 0, -errno, or for an open the
@@ -631,6 +756,9 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		else
 			r = do_open(c, req, k, start);
 		break;
+	case C_TRUNCATE:
+		r = do_truncate(c, k, start);
+		break;
 	case C_MKDIR:
 	case C_MKNOD:
 	case C_SYMLINK:
@@ -640,7 +768,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		}
 		if ((r = -resolve(c, start, k->path, 0, &w)) != 0)
 			break;
-		if (is_guarded(c, w.dir, w.name))
+		if (is_guarded(c, w.dir, w.name, 0))
 			r = -EROFS;
 		else if (k->op == C_MKDIR)
 			r = mkdirat(w.dir, w.name, k->mode & 07777) < 0 ? -errno : 0;
@@ -681,8 +809,14 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			close(w2.dir);
 			break;
 		}
-		if (is_guarded(c, w.dir, w.name) || (k->op == C_RENAME && (k->flags & RENAME_EXCHANGE) && is_guarded(c, w2.dir, w2.name)))
+		// A bound name is no source either: moved or linked elsewhere, what
+		// a host process renamed over it would be writable there. A
+		// descriptor's object (AT_EMPTY_PATH) is checked by what it is.
+		if (is_guarded(c, w.dir, w.name, 0) || (k->op == C_RENAME && is_guarded(c, w2.dir, w2.name, 0)) ||
+		    (k->op == C_LINK && !w2.magic && (empty ? holds_bound(c, w2.dir) : is_guarded(c, w2.dir, w2.name, 1))))
 			r = -EROFS;
+		else if (k->op == C_LINK && w2.magic)
+			r = link_magic(c, &w2, &w);
 		else if (k->op == C_LINK)
 			r = linkat(w2.dir, w2.name, w.dir, w.name, (empty ? AT_EMPTY_PATH : 0) | (w2.magic ? AT_SYMLINK_FOLLOW : 0)) < 0
 			            ? -errno
@@ -896,13 +1030,27 @@ void ns_guard_serve(int listener, const struct sbx_plan *plan) {
 		answer(plan);
 }
 
-// ns_guard_fork starts the guard, when the wrap guards names: a child of
+int ns_guards(const struct spec *s) {
+	if (s->nguard > 0)
+		return 1;
+	for (int i = 0; i < s->nro + s->ndeny; i++) {
+		const char *p = i < s->nro ? s->ro[i] : s->deny[i - s->nro];
+		for (int j = 0; j <= s->nwritable; j++) {
+			const char *r = j < s->nwritable ? s->writable[j] : s->tempdir;
+			if (r && sbx_within(p, r))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+// ns_guard_fork starts the guard, when ns_guards says so: a child of
 // pid 1 (CLONE_PARENT), which reaps it, so the command never sees it among
 // its children, and pid 2 waits for nothing. It returns pid 2's end of the
 // socket on which the listener goes (ns_guard_hand_over), or -1 without a
 // guard.
 int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan) {
-	if (s->nguard == 0)
+	if (!ns_guards(s))
 		return -1;
 	int sv[2];
 	sbx_must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), "guard: socketpair", NULL);

@@ -2,7 +2,12 @@
 
 package launcher
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
 
 // TestGuardEndsWithTheFilter: the guard serves while a process is under
 // the command's filter (the positive control: it did not end within 200 ms
@@ -21,5 +26,33 @@ func TestGuardEndsWithTheFilter(t *testing.T) {
 		t.Fatal("the guard was still running 2 s after the filter's last process died")
 	default:
 		t.Fatalf("set-up failed: %d", got)
+	}
+}
+
+// TestGuardsAgreesWithTheFilter: ns-run loads the filter with a listener
+// and runs its guard exactly when the provider picked the program with the
+// guard's rules (key.Guards): the filter's notifications with no listener
+// would fail every creating or writing call with ENOSYS, and a guard with
+// no rules would protect nothing.
+func TestGuardsAgreesWithTheFilter(t *testing.T) {
+	for _, s := range []vocab.Spec{
+		{Writable: []string{"/ws"}, TempDir: "/t"},
+		{Writable: []string{"/ws"}, TempDir: "/t", Guarded: []string{"/ws/.envrc"}},
+		{Writable: []string{"/ws"}, TempDir: "/t", ReadOnly: []string{"/ws/.git/config"}},
+		{Writable: []string{"/ws"}, TempDir: "/t", ReadOnly: []string{"/etc/x"}},
+		{Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/ws/.env"}},
+		{Writable: []string{"/ws"}, TempDir: "/t", DenyRead: []string{"/home/u/.ssh", "/wsx"}},
+		{TempDir: "/t", DenyRead: []string{"/t/x"}},
+		{TempDir: "/t", DenyRead: []string{"/home/u/.ssh"}},
+		{Writable: []string{"/"}, TempDir: "/t", DenyRead: []string{"/home/u/.ssh"}},
+	} {
+		s.Token, s.Argv = tok, []string{"true"}
+		got, err := cGuards(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := key.Guards(s); got != want {
+			t.Errorf("%+v: ns_guards %v, key.Guards %v", s, got, want)
+		}
 	}
 }

@@ -178,6 +178,24 @@ static int empty_tmpfs(const char *path) {
 	return mnt;
 }
 
+// sized_tmpfs returns a detached, empty tmpfs of size bytes, private to
+// its owner: the temp dir under -tmpsize, so that one command filling its
+// $TMPDIR fills its own tmpfs (ENOSPC), not the host's disk the other
+// wraps' temp dirs share.
+static int sized_tmpfs(const char *path, long long size) {
+	char bytes[24];
+	snprintf(bytes, sizeof bytes, "%lld", size);
+	int fs = syscall(SYS_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */);
+	sbx_must(fs, "temp dir: fsopen", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "mode", "0700", 0), "temp dir: mode", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, "size", bytes, 0), "temp dir: size", path);
+	sbx_must(syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0), "temp dir: create", path);
+	int mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV);
+	sbx_must(mnt, "temp dir: fsmount", path);
+	close(fs);
+	return mnt;
+}
+
 // Process state: pid 1 reads them once pid 2 execs the command, so they
 // outlive the plan (ns_linux.h).
 struct sbx_watch *sbx_ns_watch;
@@ -206,6 +224,10 @@ static void mount_layer(int newroot, struct layer *l) {
 	int target = open_mount_point(newroot, l), tree = -1;
 	switch (l->kind) {
 	case LAYER_WRITABLE:
+		if (l->size) {
+			tree = sized_tmpfs(l->path, l->size);
+			break;
+		}
 		tree = tree_of(l->fd, 1, "bind writable", l->path);
 		sbx_must(set_attr_fd(tree, 1, ATTR_NOSUID | ATTR_NODEV, ATTR_RDONLY), "make writable", l->path);
 		break;

@@ -49,17 +49,17 @@ static void add_layer(struct sbx_plan *p, int kind, const char *path, int isdir,
 	char *copy = strdup(path);
 	if (!p->layers || !copy)
 		sbx_fatal(sbx_token, "plan the mounts: out of memory");
-	p->layers[p->nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0};
+	p->layers[p->nlayers++] = (struct layer){kind, isdir, copy, fd, -1, st ? st->st_dev : 0, st ? st->st_ino : 0, 0};
 }
 
 // guard_add adds a name for the guard to refuse: name in the directory
 // parent, for the protected path path.
-static void guard_add(struct sbx_plan *p, const struct stat *parent, const char *name, const char *path) {
+static void guard_add(struct sbx_plan *p, const struct stat *parent, const char *name, const char *path, int bound) {
 	struct guarded *g = realloc(p->guarded, (size_t)(p->nguarded + 1) * sizeof *p->guarded);
 	if (!g)
 		sbx_fatal(sbx_token, "guard: out of memory");
 	p->guarded = g;
-	p->guarded[p->nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, sbx_xstrdup(name), path};
+	p->guarded[p->nguarded++] = (struct guarded){parent->st_dev, parent->st_ino, sbx_xstrdup(name), path, bound};
 }
 
 static int depth(const char *p) {
@@ -220,7 +220,7 @@ static int plan_guard(const struct spec *s, struct sbx_plan *p, const char *path
 				break;
 			}
 			upto[at] = 0;
-			guard_add(p, &st, comp, path);
+			guard_add(p, &st, comp, path, 0);
 			whole = plan_pins(p, root, upto);
 			break;
 		}
@@ -383,6 +383,38 @@ static void plan_carving(const struct spec *s, struct sbx_plan *p) {
 	p->carved = carved;
 }
 
+// plan_bound guards the names the read-only and deny-read mounts inside
+// the writable roots cover (struct guarded, bound): a host process that
+// renames a file over one makes the kernel detach the mount, and the new
+// file would be writable through the writable root until pid 1 stops the
+// sandbox. The guard refuses writing to the name itself, so no write
+// lands in that moment. The parent is opened without following symlinks,
+// as the mount's own path was; the pins keep it in place.
+static int plan_bound(const struct spec *s, struct sbx_plan *p) {
+	for (int i = 0; i < p->nlayers; i++) {
+		const struct layer *l = &p->layers[i];
+		const char *root = deepest_root(s, l->path);
+		if ((l->kind != LAYER_RO && l->kind != LAYER_DENY) || !root || !strcmp(root, l->path))
+			continue;
+		char *dir = sbx_xstrdup(l->path);
+		char *slash = strrchr(dir, '/');
+		*slash = 0;
+		struct stat st;
+		int dfd = sbx_open_strict(AT_FDCWD, *dir ? dir : "/", O_DIRECTORY, 0);
+		if (dfd < 0 || fstat(dfd, &st) < 0) {
+			int rc = refuse(p, "plan the guard: the directory of %s: %s", l->path, sbx_swapped_or(errno));
+			if (dfd >= 0)
+				close(dfd);
+			free(dir);
+			return rc;
+		}
+		close(dfd);
+		guard_add(p, &st, slash + 1, l->path, 1);
+		free(dir);
+	}
+	return 0;
+}
+
 int ns_plan(const struct spec *s, struct sbx_plan *p) {
 	*p = (struct sbx_plan){0};
 	for (int i = 0; i <= s->nwritable; i++) {
@@ -393,6 +425,10 @@ int ns_plan(const struct spec *s, struct sbx_plan *p) {
 		if (fd < 0)
 			return refuse(p, "plan the mounts: writable root %s: %s", w, sbx_swapped_or(errno));
 		add_layer(p, LAYER_WRITABLE, w, 1, fd, NULL);
+		if (i == s->nwritable && s->tmpsize)
+			for (int j = 0; j < p->nlayers; j++)
+				if (p->layers[j].kind == LAYER_WRITABLE && !strcmp(p->layers[j].path, w))
+					p->layers[j].size = s->tmpsize;
 	}
 	if (plan_deny_read(s, p) < 0)
 		return -1;
@@ -410,7 +446,7 @@ int ns_plan(const struct spec *s, struct sbx_plan *p) {
 		return -1;
 	qsort(p->layers, p->nlayers, sizeof *p->layers, layer_cmp);
 	plan_carving(s, p);
-	return 0;
+	return plan_bound(s, p);
 }
 
 void ns_plan_free(struct sbx_plan *p) {

@@ -3,6 +3,7 @@ package launcher
 /*
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
+#include "ns_stage2_linux.h"
 */
 import "C"
 
@@ -32,10 +33,11 @@ type cLayer struct {
 }
 
 // cGuarded is one guarded name: Name in the directory Dev, Ino, planned
-// for the protected path For.
+// for the protected path For; Bound when the name is there, under a mount.
 type cGuarded struct {
 	Dev, Ino  uint64
 	Name, For string
+	Bound     bool
 }
 
 var layerKinds = map[C.int]string{
@@ -66,7 +68,7 @@ func cPlanFor(spec vocab.Spec) (cPlan, error) {
 		}
 		for _, g := range unsafe.Slice(p.guarded, p.nguarded) {
 			plan.Guarded = append(plan.Guarded, cGuarded{
-				Dev: uint64(g.dev), Ino: uint64(g.ino), Name: C.GoString(g.name), For: C.GoString(g.path),
+				Dev: uint64(g.dev), Ino: uint64(g.ino), Name: C.GoString(g.name), For: C.GoString(g.path), Bound: g.bound != 0,
 			})
 		}
 		deny := unsafe.Slice(s.deny, s.ndeny)
@@ -80,4 +82,16 @@ func cPlanFor(spec vocab.Spec) (cPlan, error) {
 		err = planErr
 	}
 	return plan, err
+}
+
+// cGuards reports whether ns-run runs its guard for spec (ns_guards), on
+// the arguments the provider would encode for it.
+func cGuards(spec vocab.Spec) (bool, error) {
+	args, err := vocab.Encode(vocab.NsRun, spec)
+	if err != nil {
+		return false, err
+	}
+	var guards bool
+	err = withCSpec(args[1:], func(s *C.struct_spec) { guards = C.ns_guards(s) != 0 })
+	return guards, err
 }

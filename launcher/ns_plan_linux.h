@@ -18,22 +18,29 @@ enum { LAYER_WRITABLE, LAYER_PIN, LAYER_RO, LAYER_DENY, LAYER_SOCKET };
 // read-only and socket layers; -1 for the others); dev and ino identify the
 // object a read-only layer or a pin was planned on, so that the mount
 // point found at build time can be checked to be that very object; mnt is
-// the deny-read mount, kept to seal it (-1 until the build makes it).
+// the deny-read mount, kept to seal it (-1 until the build makes it);
+// size, for the temp dir's writable layer under -tmpsize, makes it a new
+// tmpfs of that many bytes instead of a bind (0 otherwise).
 struct layer {
 	int kind, isdir;
 	char *path;
 	int fd, mnt;
 	dev_t dev;
 	ino_t ino;
+	long long size;
 };
 
 // A guarded name: the directory that holds it, by identity, and the name;
-// path is the protected path it was planned for.
+// path is the protected path it was planned for. bound: the name is there,
+// a read-only or deny-read path inside a writable root, under its mount;
+// the guard refuses writing to it as well as creating it, whatever a host
+// process has renamed over it since (its mount then detached).
 struct guarded {
 	dev_t dev;
 	ino_t ino;
 	char *name;
 	const char *path;
+	int bound;
 };
 
 // sbx_plan is the plan. layers are sorted shallowest first (the order they

@@ -57,7 +57,7 @@ func planTree(t *testing.T, root string, entries []string) {
 // renderPlan writes the plan with root as "$R": a layer as "kind path",
 // "/" after a directory, sorted in mount order (depth, then kind; qsort
 // leaves equal keys in no set order); a guarded name as "parent/name for
-// path"; a carved path as itself. It checks that the layers come in mount
+// path", "bound " before a name under a mount; a carved path as itself. It checks that the layers come in mount
 // order, and that every read-only layer and pin names the object there.
 func renderPlan(t *testing.T, root string, p cPlan) (layers, guarded, carved []string) {
 	t.Helper()
@@ -101,7 +101,11 @@ func renderPlan(t *testing.T, root string, p cPlan) (layers, guarded, carved []s
 		if !ok {
 			parent = "(a directory outside the tree)"
 		}
-		guarded = append(guarded, rel(parent)+"/"+g.Name+" for "+rel(g.For))
+		bound := ""
+		if g.Bound {
+			bound = "bound "
+		}
+		guarded = append(guarded, bound+rel(parent)+"/"+g.Name+" for "+rel(g.For))
 	}
 	for _, c := range p.Carved {
 		carved = append(carved, rel(c))
@@ -125,7 +129,7 @@ func TestNsPlan(t *testing.T) {
 		layers, guard, carved []string
 		err                   string // the refusal, with "$R" for root
 	}{{
-		name: "a repository: hooks and config read-only, absent names guarded",
+		name: "a repository: hooks and config read-only and bound, absent names guarded",
 		tree: []string{"ws/.git/hooks/", "ws/.git/config", "ws/src/main.go", "tmp/"},
 		spec: ws(vocab.Spec{
 			ReadOnly: []string{"$R/ws/.git/hooks", "$R/ws/.git/config"},
@@ -136,6 +140,8 @@ func TestNsPlan(t *testing.T) {
 			"$R/ws/.git/commondir for $R/ws/.git/commondir",
 			"$R/ws/.envrc for $R/ws/.envrc",
 			"$R/ws/.cargo for $R/ws/.cargo/config.toml",
+			"bound $R/ws/.git/hooks for $R/ws/.git/hooks",
+			"bound $R/ws/.git/config for $R/ws/.git/config",
 		},
 	}, {
 		name: "a guarded name that appeared since the wrap is bound read-only",
@@ -143,6 +149,7 @@ func TestNsPlan(t *testing.T) {
 		spec: ws(vocab.Spec{Guarded: []string{"$R/ws/.vscode/settings.json"}}),
 		layers: []string{"writable $R/tmp/", "writable $R/ws/", "pin $R/ws/.vscode/",
 			"ro $R/ws/.vscode/settings.json"},
+		guard: []string{"bound $R/ws/.vscode/settings.json for $R/ws/.vscode/settings.json"},
 	}, {
 		name:   "a missing read-only subpath is guarded when names are",
 		tree:   []string{"ws/", "tmp/"},
@@ -162,6 +169,7 @@ func TestNsPlan(t *testing.T) {
 		}}),
 		layers: []string{"writable $R/tmp/", "writable $R/ws/", "deny $R/home/.netrc", "deny $R/home/.ssh/", "deny $R/ws/.env",
 			"deny $R/home/.ssh/id_ed25519"},
+		guard:  []string{"bound $R/ws/.env for $R/ws/.env"},
 		carved: []string{"$R/home/.ssh", "$R/home/.netrc", "$R/home/.aws"},
 	}, {
 		name:   "a deny-read path holding the workspace is mounted, not carved",
@@ -179,11 +187,13 @@ func TestNsPlan(t *testing.T) {
 		tree:   []string{"ws/.git/hooks/", "tmp/"},
 		spec:   ws(vocab.Spec{ReadOnly: []string{"$R/ws/.git/hooks"}, DenyRead: []string{"$R/ws/.git"}}),
 		layers: []string{"writable $R/tmp/", "writable $R/ws/", "deny $R/ws/.git/"},
+		guard:  []string{"bound $R/ws/.git for $R/ws/.git"},
 	}, {
 		name:   "a read-only subpath that is a symlink protects its target",
 		tree:   []string{"ws/conf/real.toml", "ws/.envrc -> $R/ws/conf/real.toml", "tmp/"},
 		spec:   ws(vocab.Spec{ReadOnly: []string{"$R/ws/.envrc"}}),
 		layers: []string{"writable $R/tmp/", "writable $R/ws/", "pin $R/ws/conf/", "ro $R/ws/conf/real.toml"},
+		guard:  []string{"bound $R/ws/conf/real.toml for $R/ws/conf/real.toml"},
 	}, {
 		name:   "a read-only subpath outside the writable roots needs no bind",
 		tree:   []string{"etc/tool.conf", "ws/", "tmp/"},

@@ -293,6 +293,9 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	// whole vocabulary (and fails with a signed line if it is malformed).
 	// So does the bridge, which is connected here, as the caller, before
 	// any namespace: stage 2 checks that it matches its decoded spec.
+	// So are the cgroups (-cgroup), joined here, as the caller, before any
+	// process of the sandbox exists: each one this process starts is
+	// counted by the limits set there.
 	int netns = 1;
 	const char *bridge = NULL;
 	for (int i = 2; i + 1 < argc; i++) {
@@ -302,6 +305,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			netns = 0;
 		if (strcmp(argv[i], "-bridge") == 0)
 			bridge = argv[i + 1];
+		if (strcmp(argv[i], "-cgroup") == 0)
+			sbx_join_cgroup(token, argv[i + 1]);
 	}
 	if (bridge)
 		connect_bridge(token, bridge);
@@ -385,6 +390,10 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			kill(-1, SIGKILL);
 			_exit(128 + SIGKILL);
 		}
+		// poll wakes for changes after the open: a mount detached before
+		// it (pid 1 may run only after the command has for a while, on a
+		// busy machine) is looked for once now.
+		check_mounts(mfd);
 		sandbox_init(p[0], sfd, mfd, st[1], cmd);
 	}
 

@@ -123,14 +123,17 @@ void sbx_ns_stage2(int argc, char **argv) {
 	// Signals scoped after the guard is forked: the command cannot signal
 	// it (nor pid 1, stage 1, or its spawner's group).
 	ns_scope_signals();
-	int listener = sbx_load_seccomp(s.seccomp, s.nguard > 0, 1);
+	// Before the filter: with it, the open of /dev/tty would be the
+	// guard's (an open for writing), which has no terminal to leave.
+	sbx_leave_terminal();
+	int listener = sbx_load_seccomp(s.seccomp, ns_guards(&s), 1);
 	if (guard >= 0)
 		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);
 	if (s.probe)
 		sbx_probe(&s, 0);
-	sbx_leave_terminal();
 	sbx_reset_signals();
 	sbx_release_env();
+	sbx_set_limits(&s);
 	sbx_exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
 }

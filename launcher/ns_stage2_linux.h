@@ -39,6 +39,11 @@ void ns_enter_dir(const char *dir);
 void ns_loopback_up(void);
 void ns_hand_over_ports(const struct spec *s);
 void ns_scope_signals(void);
+// ns_guards reports whether the guard runs for s: guarded names, or
+// read-only or deny-read paths inside a writable root or the temp dir (the
+// provider's filter has the guard's rules exactly then: key.Guards in
+// internal/seccompfilter/key).
+int ns_guards(const struct spec *s);
 int ns_guard_fork(const struct spec *s, const struct sbx_plan *plan);
 void ns_guard_hand_over(int sock, int listener);
 int ns_guard_take_listener(int sock);

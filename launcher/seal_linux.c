@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -158,6 +160,23 @@ void sbx_reset_signals(void) {
 			signal(sig, SIG_DFL);
 }
 
+// program_name is the name the command's own exec failures are told under:
+// the running executable's, which is the consumer's (sandbox-run for the
+// CLI), since the launcher is that binary re-executed; the launcher's
+// internal name only when the executable cannot be read.
+static const char *program_name(void) {
+	static char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n <= 0)
+		return sbx_name;
+	buf[n] = 0;
+	char *deleted = strstr(buf, " (deleted)");
+	if (deleted && deleted[strlen(" (deleted)")] == 0)
+		*deleted = 0;
+	char *base = strrchr(buf, '/');
+	return base && base[1] ? base + 1 : sbx_name;
+}
+
 // sbx_exec_command looks cmd up as Go's exec.LookPath does (PATH only, an empty
 // element meaning the current directory, the first regular executable
 // file) and execs it: 127 when it is not found, 126 when it cannot run.
@@ -185,12 +204,12 @@ void sbx_exec_command(char **cmd) {
 			free(cand);
 		}
 		if (!found) {
-			fprintf(stderr, "%s: %s: command not found\n", sbx_name, name);
+			fprintf(stderr, "%s: %s: command not found\n", program_name(), name);
 			_exit(SBX_EXIT_NOT_FOUND);
 		}
 	}
 	int e = errno;
-	fprintf(stderr, "%s: %s: %s\n", sbx_name, name, strerror(e));
+	fprintf(stderr, "%s: %s: %s\n", program_name(), name, strerror(e));
 	_exit(e == ENOENT || e == ENOTDIR ? SBX_EXIT_NOT_FOUND : SBX_EXIT_NOT_EXECUTABLE);
 }
 
@@ -216,4 +235,17 @@ void sbx_release_env(void) {
 			*out++ = *e;
 	}
 	*out = NULL;
+}
+
+void sbx_set_limits(const struct spec *s) {
+	if (s->nproc > 0) {
+		struct rlimit r = {(rlim_t)s->nproc, (rlim_t)s->nproc};
+		if (setrlimit(RLIMIT_NPROC, &r) < 0)
+			sbx_fatal(sbx_token, "set the process limit (RLIMIT_NPROC %d): %s", s->nproc, strerror(errno));
+	}
+	if (s->as > 0) {
+		struct rlimit r = {(rlim_t)s->as, (rlim_t)s->as};
+		if (setrlimit(RLIMIT_AS, &r) < 0)
+			sbx_fatal(sbx_token, "set the memory limit (RLIMIT_AS %lld): %s", s->as, strerror(errno));
+	}
 }

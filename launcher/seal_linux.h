@@ -7,6 +7,12 @@
 
 #include "spec_linux.h"
 
+// sbx_set_limits sets the command's resource limits the spec carries
+// (-nproc: RLIMIT_NPROC; -as: RLIMIT_AS), soft and hard, so that the
+// command, which has no capability left, can lower them but never raise
+// them. Fatal when one cannot be set. Called just before the exec.
+void sbx_set_limits(const struct spec *s);
+
 // sbx_drop_capabilities leaves the command no capability across exec: the
 // ambient set cleared, the bounding set emptied, the permitted, effective
 // and inheritable sets emptied. With bounding_must, a refused bounding-set

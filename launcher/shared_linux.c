@@ -189,3 +189,13 @@ int sbx_read_path(pid_t pid, unsigned long long addr, char *buf, size_t size) {
 	}
 	return ENAMETOOLONG;
 }
+
+void sbx_join_cgroup(const char *token, const char *dir) {
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path)
+		sbx_fatal(token, "join the cgroup %s: path too long", dir);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || write(fd, "0\n", 2) != 2)
+		sbx_fatal(token, "join the cgroup %s (the limits set there would not hold): %s", dir, strerror(errno));
+	close(fd);
+}

@@ -72,6 +72,12 @@ int sbx_die_with_spawner(void);
 // the code that runs before the Go runtime; the two must agree.
 int sbx_within(const char *p, const char *root);
 
+// sbx_join_cgroup moves the calling process into the cgroup directory dir
+// (writes 0 to its cgroup.procs), so that it and every process it starts
+// afterwards count against the limits the provider set there; fatal when
+// it cannot (the limit would not hold).
+void sbx_join_cgroup(const char *token, const char *dir);
+
 // sbx_die_of ends the process by sig, the signal the command died of, so
 // its spawner sees what it would see with the command run bare: the
 // default action, without a core dump of its own (RLIMIT_CORE 0 and not

@@ -7,10 +7,13 @@
 
 // spec is a decoded launcher argv (see internal/vocab); cmd is
 // NULL-terminated (it ends where argv does). abi and notice are
-// landlock-run's (-abi, -notice): 0 and NULL when absent.
+// landlock-run's (-abi, -notice): 0 and NULL when absent. The limits
+// (-nproc, -as, -tmpsize) are 0 when absent.
 struct spec {
-	char **writable, **ro, **guard, **deny, **unixsock, **cmd;
-	int nwritable, nro, nguard, ndeny, nunixsock, ncmd;
+	char **writable, **ro, **guard, **deny, **unixsock, **cgroups, **cmd;
+	int nwritable, nro, nguard, ndeny, nunixsock, ncgroups, ncmd;
+	int nproc;
+	long long as, tmpsize;
 	char *tempdir, *dir, *seccomp, *bridge, *notice;
 	int allow_net, proxied, require_full, probe, abi;
 	int *ports, nports;

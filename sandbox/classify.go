@@ -40,6 +40,9 @@ type Outcome struct {
 	// confined on Windows, so a protected file can be deleted and created
 	// again), and whether each was restored.
 	ProtectedChanged []ProtectedChange `json:"protected_changed,omitempty"`
+	// Refusals are what the sandbox refused during the run, each with the
+	// change that would allow it (at most 20, the first seen).
+	Refusals []Refusal `json:"refusals,omitempty"`
 }
 
 // ProtectedChange is one change to a read-only subpath found after a run.
@@ -111,6 +114,9 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 		forgetVerdict()
 	}
 	o.Blocked = w.Blocked()
+	if w.rules != nil {
+		o.Refusals = w.rules.refusals(stderr, o.Blocked)
+	}
 	if w.checkProtected != nil {
 		o.ProtectedChanged = w.checkProtected()
 	}

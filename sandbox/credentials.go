@@ -91,7 +91,7 @@ func DefaultDenyRead() []string {
 
 // xdgDirs are the XDG base directories a credential path may lie under:
 // with the variable set, the tool keeps the same store there instead
-// (git's credentials and gh's hosts under $XDG_CONFIG_HOME, red team).
+// (git's credentials and gh's hosts under $XDG_CONFIG_HOME).
 var xdgDirs = []struct{ env, under string }{
 	{"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}, {"XDG_DATA_HOME", ".local/share"},
 }
@@ -99,7 +99,7 @@ var xdgDirs = []struct{ env, under string }{
 // credentialVars name a credential file or directory a tool uses instead
 // of its default place (a list, for KUBECONFIG): what they name is denied
 // too. The variables themselves are withheld from the command by the
-// environment rule; the files they name were still readable (red team).
+// environment rule; the files they name were otherwise still readable.
 var credentialVars = []string{
 	"GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "KUBECONFIG", "AWS_SHARED_CREDENTIALS_FILE",
 	"AWS_CONFIG_FILE", "AZURE_CONFIG_DIR", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR",

@@ -4,8 +4,8 @@
 // host's processes, daemons and secrets, and an honest report of how
 // complete that confinement is.
 //
-// The flow is Wrap, spawn, Classify. The consumer's own binary is the
-// launcher, so its main must start with launcher.Init:
+// The flow is Wrap, Run (or spawn and Classify), Cleanup. The consumer's
+// own binary is the launcher, so its main must start with launcher.Init:
 //
 //	func main() {
 //		if launcher.Init() {
@@ -19,10 +19,15 @@
 //			return // SANDBOX_UNAVAILABLE or INVALID_POLICY: never run it unconfined
 //		}
 //		defer w.Cleanup()
-//		cmd := w.Command(ctx) // or spawn w.Path, w.Args, w.Env, w.Dir from any language
-//		...
-//		outcome := w.Classify(exitCode, stderr)
+//		outcome, err := w.Run(ctx, os.Stdin, os.Stdout, os.Stderr)
+//		// outcome.Kind: child, likely-denied, runner-failure, timeout or
+//		// cancelled; outcome.Refusals: what the sandbox refused, and the
+//		// change that allows each.
 //	}
+//
+// A consumer that spawns itself uses Command (or Path, Args, Env and Dir,
+// from any language) and Classify. examples/quickstart in the repository
+// is the whole flow as a program its test runs.
 //
 // A Provider selects one runner per platform and caches the verdict:
 // namespaces, then landlock, on Linux (each proved by a real probe);
@@ -38,6 +43,11 @@
 // look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...);
 // Policy.Env changes that (EnvPolicy), and Wrapped.WithheldEnv names what
 // was withheld.
+//
+// Policy.Limits bounds the processes the command runs at once (by default
+// DefaultMaxProcesses), its memory and its temp dir's size;
+// Wrapped.Limits names each limit and what holds it here (a cgroup, an
+// rlimit, a tmpfs), or why nothing does.
 //
 // Every Wrapped says whether enforcement is Full or Partial and lists the
 // Gaps that make it partial; Policy.RequireFull turns a partial wrap into

@@ -42,18 +42,40 @@ func Example() {
 	if w.Enforcement == sandbox.Partial {
 		log.Printf("%s confines this command partially: %v", w.Runner, w.Gaps)
 	}
-	cmd := w.Command(ctx)
-	var stderr limitedBuffer
-	cmd.Stdout, cmd.Stderr = os.Stdout, &stderr
-	cmd.Run()
-	switch o := w.Classify(cmd.ProcessState.ExitCode(), stderr.b); o.Kind {
+	o, err := w.Run(ctx, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		log.Fatal(err) // the launcher could not be started
+	}
+	switch o.Kind {
 	case sandbox.OutcomeRunnerFailure:
 		log.Printf("the sandbox failed before the command ran: %s", o.Reason)
 	case sandbox.OutcomeDenied:
 		log.Printf("exit %d; the sandbox likely refused something (%q)", o.ExitCode, o.Reason)
+	case sandbox.OutcomeTimeout, sandbox.OutcomeCancelled:
+		log.Printf("stopped: %s", o.Kind)
 	default:
 		log.Printf("exit %d", o.ExitCode)
 	}
+}
+
+// A consumer that spawns the command itself keeps the start of its stderr
+// for Classify.
+func ExampleWrapped_Command() {
+	ctx := context.Background()
+	ws, _ := os.Getwd()
+	w, err := sandbox.Default().Wrap(ctx, sandbox.Request{Argv: []string{"make", "test"},
+		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}})
+	if err != nil {
+		log.Printf("not running the command: %v", err) // fail closed
+		return
+	}
+	defer w.Cleanup()
+	cmd := w.Command(ctx)
+	var stderr limitedBuffer
+	cmd.Stdout, cmd.Stderr = os.Stdout, &stderr
+	cmd.Run()
+	o := w.Classify(cmd.ProcessState.ExitCode(), stderr.b)
+	log.Printf("%s, exit %d", o.Kind, o.ExitCode)
 }
 
 // limitedBuffer keeps the first 64 KiB written to it: the launcher's own

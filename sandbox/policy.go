@@ -114,6 +114,9 @@ type Policy struct {
 	// zero value withholds the variables that look like credentials
 	// (Wrapped.WithheldEnv names them).
 	Env EnvPolicy `json:"env,omitzero"`
+	// Limits bounds the processes, memory and temp dir size of the
+	// command; the zero value holds only DefaultMaxProcesses.
+	Limits Limits `json:"limits,omitzero"`
 	// Caches says where the toolchains keep their caches; the zero value
 	// gives the workspace caches of the sandbox's own (Wrapped.Caches
 	// names them).
@@ -148,11 +151,13 @@ type resolved struct {
 	extraRO       []string // caller's ReadOnlySubpaths, validated, unexpanded
 	toolConfigs   []string // DefaultToolConfigs minus WritableConfigs, relative
 	denyRead      []string
+	userDeny      []string // the caller's own DenyRead entries, resolved as in denyRead
 	unixSockets   []string
 	allowNetwork  bool
 	networkMode   NetworkMode
 	network       netPolicy
 	requireFull   bool
+	limits        Limits
 	caches        *cachePlan
 }
 
@@ -178,6 +183,10 @@ func validate(req Request) (*resolved, error) {
 	if err := validateEnv(p.Env); err != nil {
 		return nil, err
 	}
+	if err := validateLimits(p.Limits); err != nil {
+		return nil, err
+	}
+	r.limits = p.Limits
 
 	switch p.Mode {
 	case ReadOnly, WorkspaceWrite:
@@ -212,6 +221,9 @@ func validate(req Request) (*resolved, error) {
 		if err := saneWritable("workspace", ws); err != nil {
 			return nil, err
 		}
+		if err := vcsInterior("workspace", ws); err != nil {
+			return nil, err
+		}
 		roots := pathList{}
 		roots.add(ws)
 		for _, w := range p.WritableRoots {
@@ -220,6 +232,9 @@ func validate(req Request) (*resolved, error) {
 				return nil, err
 			}
 			if err := saneWritable("writable root", d); err != nil {
+				return nil, err
+			}
+			if err := vcsInterior("writable root", d); err != nil {
 				return nil, err
 			}
 			roots.add(d)
@@ -260,7 +275,8 @@ func validate(req Request) (*resolved, error) {
 	var deny pathList
 	var denyDirs []string // the denied paths that are directories
 	dirs := dirCache{}
-	for _, d := range append(defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...)), p.DenyRead...) {
+	defaults := defaultDenied(p.AllowRead, append([]string{ws}, r.writableRoots...))
+	for i, d := range append(defaults, p.DenyRead...) {
 		if err := absPath("deny-read path", d); err != nil {
 			return nil, err
 		}
@@ -270,6 +286,9 @@ func validate(req Request) (*resolved, error) {
 		// the final name kept, a link denied as itself.
 		d = dirs.resolveDirs(d)
 		deny.add(d)
+		if i >= len(defaults) {
+			r.userDeny = append(r.userDeny, d)
+		}
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:
@@ -507,7 +526,7 @@ func realHome() (string, bool) {
 // (one file per cluster) or a dotfiles manager's links are read through
 // under landlock (its rules sit on the object the link reaches, outside
 // the denied directory), and their targets are readable by their own
-// names under both runners (red team). So the targets of the links found
+// names under both runners. So the targets of the links found
 // in each denied directory are denied too. The walk is bounded: at most
 // maxLinkWalkDepth levels and maxLinkWalkEntries entries below each denied
 // directory (docs/policy.md). Each directory has a budget of its own: a

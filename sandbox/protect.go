@@ -16,24 +16,29 @@ import (
 
 // gitSurface are the entries of a git directory through which a write turns
 // into code execution on the user's next git command: hooks, and config
-// (core.hooksPath, core.fsmonitor, aliases, filters, ...), and commondir,
-// which, once written, points git at another directory's config and hooks.
-// optionalSurface entries are protected only where they exist.
-var (
-	gitSurface      = []string{"hooks", "config", "commondir", "config.worktree"}
-	optionalSurface = map[string]bool{"config.worktree": true}
-)
+// (core.hooksPath, core.fsmonitor, aliases, filters, ...), commondir,
+// which, once written, points git at another directory's config and hooks,
+// and config.worktree, which git reads once extensions.worktreeConfig is
+// set (git-worktree(1) tells users to set it, and nothing creates the file
+// until a per-worktree setting is made). Each is protected whether it
+// exists or not: one that does not is guarded.
+var gitSurface = []string{"hooks", "config", "commondir", "config.worktree"}
 
 // DefaultReadOnlySubpaths returns the subpaths kept read-only under every
 // writable root; the policy's own ReadOnlySubpaths are added to these, never
 // replace them:
 //
-//   - .git/hooks, .git/config and .git/commondir (and .git/config.worktree
-//     where it exists: git reads it only when .git/config enables it, and
-//     that stays read-only). A main repository has no commondir; a mount
-//     namespace cannot cover a name that does not exist, so the namespaces
-//     runner's guard refuses creating it (docs/runners/namespaces.md), and
-//     the landlock runner reports it as a gap;
+//   - .git/hooks, .git/config, .git/commondir and .git/config.worktree,
+//     whether they exist or not. A main repository has no commondir, and
+//     most have no config.worktree; a mount namespace cannot cover a name
+//     that does not exist, so the namespaces runner's guard refuses
+//     creating it (docs/runners/namespaces.md), and the landlock runner
+//     reports it as a gap;
+//   - a writable root that is itself a git directory (a bare repository,
+//     or a repository's .git given as the workspace): the same surface in
+//     the root (see rootIsGitDir);
+//   - the files of other version-control systems that run programs
+//     (vcsProtected: Mercurial's .hg/hgrc, Jujutsu's .jj config, ...);
 //   - the same inside every submodule git dir (.git/modules/**) and every
 //     linked worktree's git dir (.git/worktrees/*);
 //   - a .git that is a file (a worktree or submodule checkout): the file
@@ -58,7 +63,10 @@ var (
 // passed back as ReadOnlySubpaths (its patterns are not expanded there).
 func DefaultReadOnlySubpaths() []string {
 	return []string{".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree",
-		".git/modules/**/{hooks,config,commondir,config.worktree}", ".git/worktrees/*/{hooks,config,commondir,config.worktree}"}
+		".git/modules/**/{hooks,config,commondir,config.worktree}", ".git/worktrees/*/{hooks,config,commondir,config.worktree}",
+		".hg/{hgrc,hgrc-not-shared,sharedpath}", ".sl/{config,hgrc.dynamic,sharedpath}", ".git/sl/{config,hgrc.dynamic}",
+		".jj/{workspace-config.toml,workspace-config-id,repo}", ".jj/repo/{config.toml,config-id}",
+		"_darcs/prefs/{defaults,prefs}", ".pijul/{config,hooks}", ".bzr/branch/{branch.conf,location,format}"}
 }
 
 // fileSystem is the part of the filesystem the expansion reads; tests
@@ -159,6 +167,14 @@ func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, 
 		for _, p := range gitProtected(fsys, root, roots, &hooks) {
 			add(p)
 		}
+		if rootIsGitDir(fsys, root) {
+			for _, p := range gitDirProtected(fsys, root, gitDirWorktree(root), &hooks) {
+				add(p)
+			}
+		}
+		for _, p := range vcsProtected(fsys, root, roots) {
+			add(p)
+		}
 		for _, c := range configs {
 			// A config that is not there is not protected: no Linux runner
 			// can yet stop its creation without leaving a placeholder
@@ -213,7 +229,7 @@ func gitProtected(fsys fileSystem, root string, roots []string, hooks *[]string)
 		// and the surface of the git dir it names when that is writable.
 		out := []string{dotgit}
 		if gd := gitdirOf(fsys, root, dotgit, fi); gd != "" && underAny(gd, roots) {
-			out = append(out, surfaceOf(fsys, gd)...)
+			out = append(out, surfaceOf(gd)...)
 			out = append(out, commonSurface(fsys, gd)...)
 			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config"), 0, hooks)...)
 			out = append(out, configTargets(fsys, root, filepath.Join(gd, "config.worktree"), 0, hooks)...)
@@ -221,23 +237,56 @@ func gitProtected(fsys fileSystem, root string, roots []string, hooks *[]string)
 		}
 		return hooksOf(out, hooks)
 	case fi.IsDir():
-		out := surfaceOf(fsys, dotgit)
-		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config"), 0, hooks)...)
-		out = append(out, configTargets(fsys, root, filepath.Join(dotgit, "config.worktree"), 0, hooks)...)
-		out = append(out, userConfigTargets(fsys, root, hooks)...)
-		budget := maxGitDirs
-		out = append(out, nestedGitDirs(fsys, filepath.Join(dotgit, "modules"), &budget, 0)...)
-		if ents, err := fsys.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
-			for _, e := range ents {
-				if e.IsDir() && budget > 0 {
-					budget--
-					out = append(out, surfaceOf(fsys, filepath.Join(dotgit, "worktrees", e.Name()))...)
-				}
-			}
-		}
-		return hooksOf(out, hooks)
+		return gitDirProtected(fsys, dotgit, root, hooks)
 	}
 	return []string{dotgit}
+}
+
+// gitDirProtected returns the protected paths of the git directory gitdir,
+// whose worktree (where relative paths in its config start) is worktree:
+// its surface, what its configs point at, and the surface of its
+// submodules' and linked worktrees' git dirs.
+func gitDirProtected(fsys fileSystem, gitdir, worktree string, hooks *[]string) []string {
+	out := surfaceOf(gitdir)
+	out = append(out, configTargets(fsys, worktree, filepath.Join(gitdir, "config"), 0, hooks)...)
+	out = append(out, configTargets(fsys, worktree, filepath.Join(gitdir, "config.worktree"), 0, hooks)...)
+	out = append(out, userConfigTargets(fsys, worktree, hooks)...)
+	budget := maxGitDirs
+	out = append(out, nestedGitDirs(fsys, filepath.Join(gitdir, "modules"), &budget, 0)...)
+	if ents, err := fsys.ReadDir(filepath.Join(gitdir, "worktrees")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && budget > 0 {
+				budget--
+				out = append(out, surfaceOf(filepath.Join(gitdir, "worktrees", e.Name()))...)
+			}
+		}
+	}
+	return hooksOf(out, hooks)
+}
+
+// rootIsGitDir reports whether a writable root is itself a git directory:
+// named .git (a repository's git dir given as the workspace), or holding a
+// HEAD (a bare repository, or a directory one mkdir away from being one:
+// git takes a directory with HEAD, objects/ and refs/ for a git dir, and
+// the command could make the other two). The protected paths of a
+// repository are computed from its worktree; without this, hooks/ and
+// config of such a root would be writable.
+func rootIsGitDir(fsys fileSystem, root string) bool {
+	if filepath.Base(root) == ".git" {
+		return true
+	}
+	fi, err := fsys.Lstat(filepath.Join(root, "HEAD"))
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
+}
+
+// gitDirWorktree is where git runs hooks and resolves relative config
+// paths for the git directory gitdir: the directory above a .git, the git
+// directory itself for a bare repository.
+func gitDirWorktree(gitdir string) string {
+	if filepath.Base(gitdir) == ".git" {
+		return filepath.Dir(gitdir)
+	}
+	return gitdir
 }
 
 // hooksOf adds the hooks directories of a git dir surface to hooks.
@@ -256,14 +305,10 @@ func exists(fsys fileSystem, p string) bool {
 	return err == nil
 }
 
-func surfaceOf(fsys fileSystem, gitdir string) []string {
+func surfaceOf(gitdir string) []string {
 	out := make([]string, 0, len(gitSurface))
 	for _, s := range gitSurface {
-		p := filepath.Join(gitdir, s)
-		if optionalSurface[s] && !exists(fsys, p) {
-			continue
-		}
-		out = append(out, p)
+		out = append(out, filepath.Join(gitdir, s))
 	}
 	return out
 }
@@ -293,7 +338,7 @@ func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string
 		}
 		if fi, err := fsys.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			*budget--
-			out = append(out, surfaceOf(fsys, sub)...)
+			out = append(out, surfaceOf(sub)...)
 			out = append(out, nestedGitDirs(fsys, filepath.Join(sub, "modules"), budget, depth+1)...)
 			continue
 		}
@@ -342,7 +387,7 @@ func commonSurface(fsys fileSystem, gitdir string) []string {
 	if !filepath.IsAbs(cd) {
 		cd = filepath.Join(gitdir, cd)
 	}
-	return surfaceOf(fsys, filepath.Clean(cd))
+	return surfaceOf(filepath.Clean(cd))
 }
 
 // resolveDirs resolves the symlinks in the directories above p, keeping

@@ -120,6 +120,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			return nil, err
 		}
 	}
+	limitGaps := applyLimits(run, r, &spec, w)
 	if err := startNetwork(run, r, &spec, w, p.cfg.Resolver); err != nil {
 		w.Cleanup()
 		return nil, err
@@ -135,7 +136,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Cleanup()
 		return nil, err
 	}
-	w.Gaps = append(w.Gaps, protectGaps...)
+	w.Gaps = append(append(w.Gaps, protectGaps...), limitGaps...)
 	w.Enforcement = Full
 	if len(w.Gaps) > 0 {
 		w.Enforcement = Partial
@@ -161,6 +162,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.LaunchEnv = append(w.LaunchEnv, vocab.TokenEnv+"="+spec.Token)
 	}
 	w.Env, w.WithheldEnv = r.env, r.withheldEnv
+	w.rules = &pathRules{mode: r.mode, dir: r.dir, writable: spec.Writable, temp: w.TempDir,
+		readOnly: spec.ReadOnly, guarded: spec.Guarded,
+		toolConfigs: r.toolConfigs, extraRO: r.extraRO, denyRead: spec.DenyRead, userDeny: r.userDeny,
+		network: r.networkMode, withheld: r.withheldEnv}
 	if w.HeldEnv != nil {
 		w.Env = vocab.HoldEnv(w.Env)
 	}

@@ -45,6 +45,8 @@ type traits struct {
 	// ports is how the runner holds a command to loopback TCP ports: the
 	// proxied network and allowed local ports.
 	ports portMode
+	// limits are the resource limits its launcher can hold.
+	limits limitTraits
 }
 
 // portMode is how a runner holds a command to loopback TCP ports.

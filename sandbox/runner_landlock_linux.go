@@ -56,7 +56,10 @@ func (l landlockRunner) complete(spec vocab.Spec) (vocab.Spec, error) {
 // traits: the other wraps' temp dirs are out of reach; the command shares
 // the host's network, and Landlock's TCP rules hold its connects to the
 // ports on the host's loopback (and, a gap, on every other address).
-func (landlockRunner) traits() traits { return traits{deniesTempParent: true, ports: portsHost} }
+// It holds limits through cgroups and rlimits only.
+func (landlockRunner) traits() traits {
+	return traits{deniesTempParent: true, ports: portsHost, limits: limitTraits{launcher: true}}
+}
 
 func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	exe, err := launcherPath()

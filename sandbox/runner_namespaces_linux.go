@@ -91,7 +91,11 @@ func guardedNames(spec vocab.Spec, lstat func(string) (os.FileInfo, error)) []st
 // traits: the other wraps' temp dirs are out of reach; the sandbox has its
 // own network namespace, and the launcher hands its loopback listeners to
 // the provider's bridge.
-func (namespacesRunner) traits() traits { return traits{deniesTempParent: true, ports: portsBridged} }
+// Its command runs in a user namespace of its own, and its temp dir can be
+// a tmpfs of its own.
+func (namespacesRunner) traits() traits {
+	return traits{deniesTempParent: true, ports: portsBridged, limits: limitTraits{launcher: true, usernsNproc: true, tmpfs: true}}
+}
 
 func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {
 	exe, err := launcherPath()

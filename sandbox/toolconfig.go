@@ -45,6 +45,7 @@ var toolConfigs = []struct{ name, why string }{
 	{".lefthook.yml", "the same, hidden"},
 	{"lefthook-local.yml", "the same, the local override"},
 	{"bunfig.toml", "bun runs its preload scripts on every bun run and test"},
+	{"pijul.toml", "pijul record runs the shared hooks it declares once approved, and an approval is kept in .pijul"},
 	// Toolchain pins that can name a directory of programs.
 	{"rust-toolchain.toml", "rustup runs cargo and rustc from a toolchain.path it names, for every cargo and rustc below the root"},
 	{"rust-toolchain", "the same, older name"},
@@ -52,6 +53,11 @@ var toolConfigs = []struct{ name, why string }{
 	// Linters an editor runs on open.
 	{".pylintrc", "pylint runs its init-hook (Python code) on every run, and editors run pylint on open"},
 	{"pylintrc", "the same"},
+	// Fossil: the checkout database names the repository, whose hooks
+	// (fossil hook) run on commit. Fossil writes it on every command, so
+	// it is a config to release rather than part of a surface.
+	{".fslckout", "Fossil's checkout database names the repository whose hooks run on the next fossil commit"},
+	{"_FOSSIL_", "the same, older name"},
 	// Git: a HEAD at a root, with objects/ and refs/ beside it, makes the
 	// root itself a git directory once the root's .git is made invalid (a
 	// corrupt .git/HEAD, no .git/refs): git then reads the root's config,

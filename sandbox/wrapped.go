@@ -19,7 +19,7 @@ const (
 )
 
 // Gap names one part of the policy a runner does not enforce. It has two
-// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc or
+// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc, AreaLimits or
 // AreaClassify), the class of confinement, and Reason (a string), what is
 // not enforced and why. In JSON they are "area" and "reason"; String
 // returns "area: reason".
@@ -29,7 +29,7 @@ const (
 type Gap = vocab.Gap
 
 // Area is the class of confinement a Gap is about, a string: "fs", "net",
-// "ipc", "proc" or "classify".
+// "ipc", "proc", "limits" or "classify".
 type Area = vocab.Area
 
 // The areas of a Gap.
@@ -41,6 +41,9 @@ const (
 	// AreaClassify ("classify"): the report of a result (telling a runner
 	// failure from the command's own), rather than the confinement itself.
 	AreaClassify = vocab.AreaClassify
+	// AreaLimits ("limits"): a resource limit the policy asked for that
+	// the runner cannot hold (Wrapped.Limits says which, and why).
+	AreaLimits = vocab.AreaLimits
 )
 
 // Wrapped is one command, ready to spawn under its sandbox. Spawn Path with
@@ -101,6 +104,10 @@ type Wrapped struct {
 	// Proxy is the URL of the domain proxy the command's clients are
 	// pointed at (NetworkProxied), as the command reaches it.
 	Proxy string `json:"proxy,omitempty"`
+	// Limits are the wrap's resource limits (Policy.Limits, and the
+	// default process limit), each with the mechanism that holds it here,
+	// or none and why.
+	Limits []Limit `json:"limits,omitempty"`
 	// CacheDir is the directory of the toolchains' caches (Policy.Caches):
 	// the workspace's own, kept across runs, or one below TempDir.
 	CacheDir string `json:"cache_dir,omitempty"`
@@ -124,6 +131,7 @@ type Wrapped struct {
 	netVars        []string       // the proxy's variables (NetworkProxied)
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
+	rules          *pathRules     // what Explain and the refusals judge by
 }
 
 // HeldEnv names the variables a launcher must not start with: those that
@@ -143,8 +151,13 @@ type HeldEnv struct {
 }
 
 // Command returns an *exec.Cmd that spawns the launcher of the wrapped
-// command (Path, Args, Env, in Dir); ctx kills it, and with it everything
+// command (Path, Args, Env, in Dir); ctx ends it, and with it everything
 // the command started (see docs/contract.md, Lifetime).
+//
+// On Linux the end of ctx sends the launcher SIGTERM, which reaches the
+// command, so it can finish its work (cmd.Cancel); if it still runs 10 s
+// later (cmd.WaitDelay, which a consumer may change), the launcher is
+// killed, and the whole sandbox with it. Elsewhere ctx kills the launcher.
 //
 // On Linux the launcher dies with its spawner: SysProcAttr.Pdeathsig is
 // SIGKILL (the launchers set it again themselves, but only once they run;
@@ -168,6 +181,7 @@ func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd.Dir = w.Dir
 	w.passAppliedPipe(cmd)
 	dieWithSpawner(cmd)
+	stopGracefully(cmd)
 	w.spawnedMu.Lock()
 	w.spawned = append(w.spawned, cmd)
 	w.spawnedMu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -21,10 +22,14 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return vocab.FatalExit
 	}
-	d := sandbox.New(sandbox.Config{}).Diagnose(context.Background())
+	ctx := context.Background()
+	p := sandbox.New(sandbox.Config{})
+	d := report{Diagnosis: p.Diagnose(ctx)}
 	status := 0
 	if d.Selected == "" {
 		status = vocab.FatalExit
+	} else {
+		d.DefaultPolicy = defaultPolicy(ctx, p)
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(d, "", "  ")
@@ -48,6 +53,53 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		sel = "none: " + d.Error
 	}
 	fmt.Fprintf(tw, "selected\t%s\n", sel)
+	if dp := d.DefaultPolicy; dp != nil {
+		switch {
+		case dp.Error != "":
+			fmt.Fprintf(tw, "default policy\tFAILED: %s\n", vocab.OneLine(dp.Error))
+		case dp.Enforcement == sandbox.Full:
+			fmt.Fprintf(tw, "default policy\tfull (%s)\n", dp.Runner)
+		default:
+			fmt.Fprintf(tw, "default policy\tpartial (%s), %d gaps:\n", dp.Runner, len(dp.Gaps))
+			for _, g := range dp.Gaps {
+				fmt.Fprintf(tw, "  gap\t%s\n", vocab.OneLine(g.String()))
+			}
+		}
+	}
 	tw.Flush()
 	return status
+}
+
+// report is what doctor prints: the provider's diagnosis, and how
+// complete the default policy's confinement is here.
+type report struct {
+	sandbox.Diagnosis
+	DefaultPolicy *policyCheck `json:"default_policy,omitempty"`
+}
+
+// policyCheck is how the selected runner would confine a command under the
+// default policy (workspace-write, network deny): what a run with no flags
+// gets, and what its partial notice counts.
+type policyCheck struct {
+	Runner      string              `json:"runner,omitempty"`
+	Enforcement sandbox.Enforcement `json:"enforcement,omitempty"`
+	Gaps        []sandbox.Gap       `json:"gaps,omitempty"`
+	Error       string              `json:"error,omitempty"`
+}
+
+// defaultPolicy wraps (without running) a command under the default
+// policy in a scratch workspace.
+func defaultPolicy(ctx context.Context, p *sandbox.Provider) *policyCheck {
+	ws, err := os.MkdirTemp("", "sandbox-run-doctor-")
+	if err != nil {
+		return &policyCheck{Error: err.Error()}
+	}
+	defer os.RemoveAll(ws)
+	w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"true"}, Dir: ws,
+		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws, Network: sandbox.NetworkDeny}})
+	if err != nil {
+		return &policyCheck{Error: err.Error()}
+	}
+	defer w.Cleanup()
+	return &policyCheck{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps}
 }

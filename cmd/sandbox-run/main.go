@@ -5,13 +5,20 @@
 //	            [--network deny|allow|proxied] [--allow-domain NAME]... [--deny-domain NAME]...
 //	            [--allow-private-destinations] [--allow-local-port PORT]...
 //	            [--allow-unix-socket PATH]... [--runner auto|RUNNER] [--require-full]
-//	            [--json-report FILE] [--quiet]
+//	            [--max-processes N] [--max-memory SIZE] [--max-temp-size SIZE]
+//	            [--json-report FILE] [--report-launch] [--quiet] [--kill-after DURATION]
+//	            [--policy FILE] [--print-policy]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
 //	            [--allow-registry go|npm|pip|cargo]... [--no-caches | --cache-dir DIR] [--no-cache TOOL]... [--no-cache-warm]
 //	            -- CMD [ARG...]
+//	sandbox-run explain [flags] PATH...
 //	sandbox-run doctor [--json]
 //	sandbox-run cache list [--json] | cache prune [--unused DURATION] [--all]
 //	sandbox-run --version
+//
+// explain says, for each PATH, what the policy the flags make allows there
+// (read, write), which rule decided it, and the flag that would allow what
+// is refused; it runs nothing.
 //
 // --runner names one of the platform's runners (--help lists them, the
 // preferred first); auto takes the first that works here, selected and
@@ -19,8 +26,10 @@
 //
 // --help lists every flag with its default. Before the command runs,
 // sandbox-run prints a notice on stderr when the confinement is partial
-// (naming the gaps) or when --runner auto got another runner than the
-// platform's preferred one. After a command that failed having printed a
+// (one line counting the gaps by area; --json-report and doctor name them)
+// or when --runner auto got another runner than the platform's preferred
+// one. A mistake on the command line is one line; --help prints the whole
+// help on stdout. After a command that failed having printed a
 // denial signature ("Permission denied", "Read-only file system"), it
 // prints a note naming the sandbox, the runner and what the policy allows,
 // unless stderr is a terminal (the command's output is then not passed
@@ -75,7 +84,11 @@
 // sandbox-run's stdin, stdout and stderr is a terminal whose foreground
 // process group is sandbox-run's own (then the terminal sent the signal,
 // and the command, in that same group, got it already: passing it on
-// would deliver it twice), or, for SIGHUP, a terminal that hung up.
+// would deliver it twice), or, for SIGHUP, a terminal that hung up. A
+// command still running --kill-after (10 s) after the first SIGTERM was
+// passed on is killed, with everything it started, and sandbox-run dies of
+// SIGTERM (exit status 143), as the command would have (docker stop waits
+// as long, then kills).
 package main
 
 import (
@@ -89,8 +102,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -135,8 +150,49 @@ func (p *portsFlag) Set(v string) error {
 	return nil
 }
 
+// sizeFlag is a byte count: a number with an optional K, M, G or T
+// suffix (powers of 1024); 0 means none.
+type sizeFlag int64
+
+func (b *sizeFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*b = sizeFlag(n)
+	return nil
+}
+
+// parseSize parses a byte count: digits with an optional K, M, G or T
+// (KiB, MiB, GiB, TiB).
+func parseSize(v string) (int64, error) {
+	num, shift := v, 0
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'K', 'k':
+			shift = 10
+		case 'M', 'm':
+			shift = 20
+		case 'G', 'g':
+			shift = 30
+		case 'T', 't':
+			shift = 40
+		}
+		if shift > 0 {
+			num = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with K, M, G or T)", v)
+	}
+	return n << shift, nil
+}
+
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
        sandbox-run doctor [--json]
        sandbox-run --version
 
@@ -169,8 +225,37 @@ withheld_env names them. With --clearenv name the command by its path.
 
 Flags:
 `)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	printFlags(w, fs)
+}
+
+// synopsis is what sandbox-run prints when it is given no arguments.
+const synopsis = `usage: sandbox-run [flags] -- CMD [ARG...]
+       sandbox-run explain [flags] PATH...
+       sandbox-run doctor [--json]
+       sandbox-run --version
+sandbox-run --help lists the flags.
+`
+
+// printFlags lists fs's flags as the usage line writes them (--name), each
+// with its value's kind and its default, as flag.PrintDefaults would.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		line += "\n    \t" + strings.ReplaceAll(text, "\n", "\n    \t")
+		if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					def = strconv.Quote(def)
+				}
+			}
+			line += " (default " + def + ")"
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 // run runs sandbox-run with args and returns its exit status, or the
@@ -186,47 +271,71 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		fmt.Fprintln(stdout, versionLine())
 		return 0, 0
 	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, synopsis)
+		return vocab.FatalExit, 0
+	}
+	explaining := args[0] == "explain"
+	if explaining {
+		args = args[1:]
+	}
 	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr, fs) }
-	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "read-only or workspace-write")
-	workspace := fs.String("workspace", "", "workspace directory (default: the current directory; the command starts in it unless the current directory is inside it)")
+	// The flag package's own messages and usage are replaced below: one
+	// line for a mistake, the whole help only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "`MODE`: read-only or workspace-write")
+	workspace := fs.String("workspace", "", "workspace directory `DIR` (default: the current directory; the command starts in it unless the current directory is inside it)")
 	var allowWrite, readOnly, denyRead, unixSockets listFlag
-	fs.Var(&allowWrite, "allow-write", "extra writable directory (repeatable)")
-	fs.Var(&readOnly, "read-only", "path kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
-	fs.Var(&denyRead, "deny-read", "path the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
+	fs.Var(&allowWrite, "allow-write", "extra writable directory `DIR` (repeatable)")
+	fs.Var(&readOnly, "read-only", "`PATH` kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
+	fs.Var(&denyRead, "deny-read", "`PATH` the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
 	var allowRead, writableConfigs listFlag
-	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its name (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
-	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath PATH (~/.ssh; the home directory releases them all) (repeatable)")
-	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket the command may connect to under network deny (repeatable)")
-	network := fs.String("network", string(sandbox.NetworkDeny), "deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
+	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its `NAME` (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
+	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath `PATH` (~/.ssh; the home directory releases them all) (repeatable)")
+	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket `PATH` the command may connect to under network deny (repeatable)")
+	network := fs.String("network", string(sandbox.NetworkDeny), "`MODE`: deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
 	var allowDomains, denyDomains listFlag
-	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a name the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
-	fs.Var(&denyDomains, "deny-domain", "a name refused even where --allow-domain allows it (repeatable)")
+	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a `NAME` the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
+	fs.Var(&denyDomains, "deny-domain", "a `NAME` refused even where --allow-domain allows it (repeatable)")
 	var allowRegistries listFlag
-	fs.Var(&allowRegistries, "allow-registry", "the names a toolchain's registry needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)")
+	fs.Var(&allowRegistries, "allow-registry", "the names a toolchain's registry (`NAME`) needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)")
 	noCaches := fs.Bool("no-caches", false, "leave the tools' cache variables as they are (their caches are the user's own, read-only): no caches of the sandbox's own")
-	cacheDir := fs.String("cache-dir", "", "keep the tools' caches in DIR (created, made writable) instead of the workspace's own under the user cache dir")
+	cacheDir := fs.String("cache-dir", "", "keep the tools' caches in `DIR` (created, made writable) instead of the workspace's own under the user cache dir")
 	var noCache listFlag
-	fs.Var(&noCache, "no-cache", "leave this tool's cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)")
-	noCacheWarm := fs.Bool("no-cache-warm", false, "read none of the user's caches (Go's module downloads) to warm the sandbox's")
+	fs.Var(&noCache, "no-cache", "leave this `TOOL`'s cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)")
+	noCacheWarm := fs.Bool("no-cache-warm", false, "read none of the user's caches (Go's module downloads and build cache) to warm the sandbox's")
 	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
 	var localPorts portsFlag
-	fs.Var(&localPorts, "allow-local-port", "a TCP port on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
-	runnerName := fs.String("runner", "auto", "auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
+	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
+	runnerName := fs.String("runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
 	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
-	report := fs.String("json-report", "", "write the wrap and its outcome as JSON to FILE after the command exits")
+	maxProcesses := fs.Int("max-processes", 0, fmt.Sprintf("the most processes and threads (`N`) the command runs at once (0: the default, %d)", sandbox.DefaultMaxProcesses))
+	var maxMemory, maxTempSize sizeFlag
+	fs.Var(&maxMemory, "max-memory", "the command's memory limit, a `SIZE` in bytes or with K, M, G (0: none)")
+	fs.Var(&maxTempSize, "max-temp-size", "the size limit of the command's $TMPDIR, a `SIZE` in bytes or with K, M, G (0: none)")
+	report := fs.String("json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, limits, outcome and refusals, withheld variables, the policy")
+	reportLaunch := fs.Bool("report-launch", false, "put the launch in the --json-report as well (the launcher's path, arguments and environment rule)")
 	var keepEnv, unsetEnv, setEnv listFlag
-	fs.Var(&keepEnv, "keep-env", "variable (or pattern) passed on although it looks like a credential (repeatable)")
-	fs.Var(&unsetEnv, "unsetenv", "variable (or pattern) removed (repeatable)")
-	fs.Var(&setEnv, "setenv", "NAME=VALUE the command gets (repeatable)")
+	fs.Var(&keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)")
+	fs.Var(&unsetEnv, "unsetenv", "variable `NAME` (or pattern) removed (repeatable)")
+	fs.Var(&setEnv, "setenv", "`NAME=VALUE` the command gets (repeatable)")
 	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
 	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
+	killAfter := fs.Duration("kill-after", defaultKillAfter, "how long after passing SIGTERM on the command may still run (a `DURATION`) before it and everything it started are killed (0: at once)")
+	policyFile := fs.String("policy", "", "read the policy from `FILE` (JSON, the field names --print-policy writes); a flag given as well replaces its field")
+	printPolicy := fs.Bool("print-policy", false, "print the effective policy as JSON and run nothing")
 	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
 			return 0, 0
 		}
+		fmt.Fprintf(stderr, "sandbox-run: %s: %s (sandbox-run --help lists the flags)\n", sandbox.CodeInvalidPolicy, flagError(err))
+		return vocab.FatalExit, 0
+	}
+	if *killAfter < 0 {
+		fmt.Fprintf(stderr, "sandbox-run: %s: --kill-after %v is negative\n", sandbox.CodeInvalidPolicy, *killAfter)
 		return vocab.FatalExit, 0
 	}
 	for _, name := range allowRegistries {
@@ -243,7 +352,15 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		*network = string(sandbox.NetworkProxied)
 	}
 	argv := fs.Args()
-	if len(argv) == 0 {
+	var paths []string
+	if explaining {
+		paths, argv = argv, []string{"true"}
+		if len(paths) == 0 {
+			fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: explain: no path given (sandbox-run explain [flags] PATH...)")
+			return vocab.FatalExit, 0
+		}
+	}
+	if len(argv) == 0 && !*printPolicy {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
 		return vocab.FatalExit, 0
 	}
@@ -298,9 +415,27 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			AllowPrivateDestinations: *allowPrivate,
 			AllowLocalPorts:          localPorts,
 			RequireFull:              *requireFull,
+			Limits:                   sandbox.Limits{MaxProcesses: *maxProcesses, MaxMemory: int64(maxMemory), MaxTempSize: int64(maxTempSize)},
 			Env:                      envPolicy,
 			Caches:                   sandbox.CachePolicy{Off: *noCaches, Dir: absolute(*cacheDir), Skip: noCache, NoWarm: *noCacheWarm},
 		},
+	}
+	if *policyFile != "" {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		fields, err := applyPolicyFile(&req.Policy, absolute(*policyFile), given)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
+			return vocab.FatalExit, 0
+		}
+		if slices.Contains(fields, "workspace") && !given["workspace"] {
+			req.Dir = commandDir(true, req.Policy.Workspace)
+		}
+	}
+	if *printPolicy {
+		b, _ := json.MarshalIndent(req.Policy, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return 0, 0
 	}
 	// The temp dirs of runs that were killed before their Cleanup: a
 	// provider's background sweep would often not be done when this
@@ -312,6 +447,12 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		return vocab.FatalExit, 0
 	}
 	defer w.Cleanup()
+	if explaining {
+		for _, p := range paths {
+			fmt.Fprint(stdout, explanation(w.Explain(p)))
+		}
+		return 0, 0
+	}
 	if !*quiet {
 		for _, n := range notices(w, *runnerName) {
 			fmt.Fprintln(stderr, n)
@@ -320,15 +461,53 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var rep *reportFile
 	if *report != "" {
 		p := absolute(*report)
-		f, err := openReport(p)
+		f, err := openReport(p, reportRoots(w, ws, allowWrite))
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
 			return vocab.FatalExit, 0
 		}
 		defer f.Close()
-		rep = &reportFile{f: f, path: p}
+		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: *reportLaunch}
 	}
-	return runChild(w, req.Policy, rep, *quiet, stderr)
+	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
+}
+
+// reportRoots are the directories a command under this policy, or an
+// earlier one under the same flags, could write, symlinks resolved: the
+// workspace (also in read-only mode, which an earlier run may have had
+// writable), the --allow-write directories and the wrap's temp dir. No
+// symlink inside them is followed on the way to the report.
+func reportRoots(w *sandbox.Wrapped, ws string, allowWrite []string) []string {
+	var roots []string
+	for _, d := range append([]string{ws, w.TempDir}, allowWrite...) {
+		if d == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		roots = append(roots, d)
+	}
+	return roots
+}
+
+// flagError words a parse error of the flag package as the usage line
+// writes flags (--name).
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag --" + rest + " needs a value"
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		return "invalid value " + strings.Replace(rest, " for flag -", " for flag --", 1)
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		return "invalid boolean value " + strings.Replace(rest, " for -", " for --", 1)
+	}
+	return msg
 }
 
 // envFlags makes the environment policy of the command line; the library
@@ -458,17 +637,45 @@ func (c *capture) kept() []byte {
 }
 
 // reportFile is the --json-report file, opened before the command ran.
-type reportFile struct {
-	f    *os.File
-	path string
+// runReport is what --json-report writes: first what a reader wants to
+// know (the runner, how complete the confinement was and why not, the
+// resource limits in force, what
+// happened and what was refused, what was withheld, the toolchains'
+// caches, the policy), then the
+// launch itself (the launcher's path and arguments, the environment rule)
+// only with --report-launch, since its arguments run to kilobytes.
+type runReport struct {
+	Runner      string              `json:"runner"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Gaps        []sandbox.Gap       `json:"gaps,omitempty"`
+	Limits      []sandbox.Limit     `json:"limits,omitempty"`
+	Outcome     sandbox.Outcome     `json:"outcome"`
+	WithheldEnv []string            `json:"withheld_env,omitempty"`
+	CacheDir    string              `json:"cache_dir,omitempty"`
+	Caches      []sandbox.CacheUse  `json:"caches,omitempty"`
+	CacheNote   string              `json:"cache_note,omitempty"`
+	Policy      sandbox.Policy      `json:"policy"`
+	Wrap        *sandbox.Wrapped    `json:"wrap,omitempty"`
 }
 
+type reportFile struct {
+	f      *os.File
+	path   string
+	policy sandbox.Policy // the effective policy, as --print-policy writes it
+	launch bool           // --report-launch: the wrap as well
+}
+
+// defaultKillAfter is --kill-after's default: docker stop's grace.
+const defaultKillAfter = 10 * time.Second
+
 // runChild runs the wrap's launcher as a child with this process's stdio,
-// passes on the signals a process sent the CLI (procsig.PassOn), waits, writes the
-// report if one was asked for, says on stderr when a failure looks like
-// the sandbox's refusal (unless quiet), and returns the command's exit
-// status, or the signal it died of.
-func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet bool, stderr io.Writer) (int, syscall.Signal) {
+// passes on the signals a process sent the CLI (procsig.PassOn), kills the
+// launcher, and so the whole sandbox, killAfter after the first SIGTERM
+// passed on if it still runs, waits, writes the report if one was asked
+// for, says on stderr when a failure looks like the sandbox's refusal
+// (unless quiet), and returns the command's exit status, or the signal it
+// died of (SIGTERM when it was killed after one).
+func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var out *capture
@@ -498,13 +705,21 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	}
 	done := make(chan struct{})
 	defer close(done)
+	var killed atomic.Bool
 	go func() {
+		var kill <-chan time.Time
 		for {
 			select {
 			case s := <-sigs:
 				if procsig.PassOn(s) {
 					cmd.Process.Signal(s)
+					if s == syscall.SIGTERM && kill == nil {
+						kill = time.After(killAfter)
+					}
 				}
+			case <-kill:
+				killed.Store(true)
+				cmd.Process.Kill()
 			case <-done:
 				return
 			}
@@ -512,6 +727,12 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 	}()
 	err := cmd.Wait()
 	code, sig := exitStatus(cmd, err)
+	if sig == syscall.SIGKILL && killed.Load() {
+		code, sig = 128+int(syscall.SIGTERM), syscall.SIGTERM
+		if !quiet {
+			fmt.Fprintf(stderr, "sandbox-run: the command still ran %v after SIGTERM: killed it and everything it started\n", killAfter)
+		}
+	}
 	if b := w.Blocked(); len(b) > 0 && !quiet {
 		fmt.Fprintln(stderr, blockedNote(b))
 	}
@@ -520,7 +741,11 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, quiet boo
 		if rep != nil {
 			writeReport(w, rep, outcome, stderr)
 		}
-		if outcome.Kind == sandbox.OutcomeDenied && !quiet {
+		if notes := refusalNotes(outcome.Refusals); len(notes) > 0 && !quiet {
+			for _, n := range notes {
+				fmt.Fprintln(stderr, n)
+			}
+		} else if outcome.Kind == sandbox.OutcomeDenied && !quiet {
 			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
 		}
 		if code == vocab.FatalExit && outcome.Kind != sandbox.OutcomeRunnerFailure {
@@ -556,10 +781,11 @@ const stderrDrain = 2 * time.Second
 
 // writeReport writes the wrap and its outcome to the report file.
 func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, stderr io.Writer) {
-	out := struct {
-		Wrap    *sandbox.Wrapped `json:"wrap"`
-		Outcome sandbox.Outcome  `json:"outcome"`
-	}{w, outcome}
+	out := runReport{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps, Limits: w.Limits, Outcome: outcome,
+		WithheldEnv: w.WithheldEnv, CacheDir: w.CacheDir, Caches: w.Caches, CacheNote: w.CacheNote, Policy: rep.policy}
+	if rep.launch {
+		out.Wrap = w
+	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	// Through the descriptor opened before the command ran, never by name:
 	// the command may have replaced the name with a link meanwhile.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,9 +22,29 @@ func notices(w *sandbox.Wrapped, runnerFlag string) []string {
 		out = append(out, fmt.Sprintf("sandbox-run: notice: runner %s: the preferred runner, %s, is unavailable here (sandbox-run doctor says why)", w.Runner, prefs[0]))
 	}
 	if w.Enforcement == sandbox.Partial {
-		out = append(out, "sandbox-run: notice: partial enforcement ("+w.Runner+"): "+vocab.OneLine(vocab.JoinGaps(w.Gaps)))
+		out = append(out, partialNotice(w.Runner, w.Gaps))
 	}
 	return out
+}
+
+// partialNotice is the one line that says the confinement is partial: the
+// runner, how many gaps in which areas, and where each is named (the
+// report of this run, doctor for the default policy). The gaps themselves
+// run to a kilobyte, and a line before every command is read by an agent
+// every time; --require-full is the way to refuse them.
+func partialNotice(runner string, gaps []sandbox.Gap) string {
+	var areas []string
+	for _, g := range gaps {
+		if a := string(g.Area); !slices.Contains(areas, a) {
+			areas = append(areas, a)
+		}
+	}
+	n := "1 gap"
+	if len(gaps) != 1 {
+		n = fmt.Sprintf("%d gaps", len(gaps))
+	}
+	return fmt.Sprintf("sandbox-run: notice: partial enforcement (%s): %s (%s); --json-report lists them, sandbox-run doctor says why",
+		vocab.OneLine(runner), n, vocab.OneLine(strings.Join(areas, ", ")))
 }
 
 // versionLine is what --version prints: the module's version (or the
@@ -61,6 +82,45 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 	grants = append(grants, "--allow-read PATH")
 	return fmt.Sprintf("sandbox-run: note: the command failed (exit %d) after printing %q: the sandbox (runner %s) may have refused it. It may %s; %s grant more (sandbox-run --help)",
 		o.ExitCode, o.Reason, w.Runner, strings.Join(limits, ", "), strings.Join(grants, ", "))
+}
+
+// refusalNotes are the lines the CLI prints after a run in which the
+// sandbox refused something: one per distinct refusal, naming what, why,
+// and the flag that allows it. The proxy's refusals have their own line
+// (blockedNote); past maxNoted the rest are counted (the report has them).
+func refusalNotes(refusals []sandbox.Refusal) []string {
+	const maxNoted = 10
+	var out []string
+	n := 0
+	for _, r := range refusals {
+		if r.Seen == "sandbox" && r.Kind == sandbox.RefusedNetwork {
+			continue
+		}
+		if n++; n > maxNoted {
+			continue
+		}
+		out = append(out, "sandbox-run: refused "+vocab.OneLine(r.String()))
+	}
+	if n > maxNoted {
+		out = append(out, fmt.Sprintf("sandbox-run: refused %d more (--json-report lists them)", n-maxNoted))
+	}
+	return out
+}
+
+// explanation is what explain prints for one path.
+func explanation(a sandbox.Access) string {
+	line := func(what string, ok bool, rule, allow string) string {
+		verdict := "yes"
+		if !ok {
+			verdict = "no"
+		}
+		s := fmt.Sprintf("  %-5s %s: %s", what, verdict, rule)
+		if allow != "" {
+			s += "; " + allow + " allows it"
+		}
+		return vocab.OneLine(s) + "\n"
+	}
+	return vocab.OneLine(a.Path) + "\n" + line("read", a.Read, a.ReadRule, a.AllowRead) + line("write", a.Write, a.WriteRule, a.AllowWrite)
 }
 
 // ownExitNote is the last line after a command that ran confined and

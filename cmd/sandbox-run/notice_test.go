@@ -21,7 +21,10 @@ func TestNotices(t *testing.T) {
 	}{
 		{"full and preferred", &sandbox.Wrapped{Runner: prefs[0], Enforcement: sandbox.Full}, "auto", nil},
 		{"partial", &sandbox.Wrapped{Runner: prefs[0], Enforcement: sandbox.Partial, Gaps: []sandbox.Gap{gap}}, "auto",
-			[]string{"sandbox-run: notice: partial enforcement (" + prefs[0] + "): fs: read-only subpath x"}},
+			[]string{"sandbox-run: notice: partial enforcement (" + prefs[0] + "): 1 gap (fs); --json-report lists them, sandbox-run doctor says why"}},
+		{"many long gaps", &sandbox.Wrapped{Runner: prefs[0], Enforcement: sandbox.Partial, Gaps: []sandbox.Gap{gap,
+			{Area: "ipc", Reason: strings.Repeat("long ", 100)}, {Area: "proc", Reason: strings.Repeat("long ", 100)}, {Area: "fs", Reason: "another"}}}, "auto",
+			[]string{"): 4 gaps (fs, ipc, proc); --json-report"}},
 		{"fell back", &sandbox.Wrapped{Runner: "other", Enforcement: sandbox.Full}, "auto",
 			[]string{"sandbox-run: notice: runner other: the preferred runner, " + prefs[0] + ", is unavailable"}},
 		{"asked for", &sandbox.Wrapped{Runner: "other", Enforcement: sandbox.Full}, "other", nil},
@@ -34,8 +37,8 @@ func TestNotices(t *testing.T) {
 			if len(got) != len(tt.want) {
 				t.Fatalf("notices %q, want %d lines like %q", got, len(tt.want), tt.want)
 			}
-			for i, w := range tt.want {
-				if !strings.Contains(got[i], w) || strings.Contains(got[i], "\n") {
+			for i, w := range tt.want { // one line each, of at most 200 bytes
+				if !strings.Contains(got[i], w) || strings.Contains(got[i], "\n") || len(got[i]) > 200 {
 					t.Errorf("line %d %q, want it to hold %q", i, got[i], w)
 				}
 			}

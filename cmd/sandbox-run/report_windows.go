@@ -4,8 +4,9 @@ import "os"
 
 // openReport opens the report file before the command runs (see the unix
 // version). On Windows it opens the named file; refusing reparse points and
-// hard links there is not done yet (SECURITY.md, Known limitations).
-func openReport(p string) (*os.File, error) {
+// hard links there, or links on the way in a writable root (writable), is
+// not done yet (SECURITY.md, Known limitations).
+func openReport(p string, writable []string) (*os.File, error) {
 	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600)
 }
 

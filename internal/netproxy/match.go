@@ -58,6 +58,12 @@ func ParsePattern(s string) (Pattern, error) {
 	if s == "" {
 		return p, fmt.Errorf("empty domain pattern")
 	}
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		// A URL where a host name belongs: say what is wanted, naming
+		// the host the user most likely meant.
+		host, _, _ := strings.Cut(rest, "/")
+		return p, fmt.Errorf("domain pattern %q: a host name (with an optional :port) is wanted, not a %s URL: give %q", orig, scheme, host)
+	}
 	host := s
 	if strings.HasPrefix(s, "[") {
 		end := strings.IndexByte(s, ']')

@@ -23,6 +23,8 @@ func TestParsePattern(t *testing.T) {
 		{in: "[::1]:8080", want: Pattern{Host: "::1", Port: 8080}},
 		{in: "under_score.example", want: Pattern{Host: "under_score.example"}},
 		{in: "", err: "empty"},
+		{in: "https://example.com", err: `not a https URL: give "example.com"`},
+		{in: "http://example.com:8080/path", err: `not a http URL: give "example.com:8080"`},
 		{in: "fe80::1%lo", err: "zone"},
 		{in: "[fe80::1%lo]:443", err: "zone"},
 		{in: "*", err: "label"},
@@ -101,7 +103,7 @@ func TestDecide(t *testing.T) {
 		{"x.secret.corp.test", 443, false, "deny-domains"},
 		{"bad name", 443, false, "not a valid"},
 		// An address with a zone that ends like an allowed suffix is an
-		// address, not a name (the red team's way past a wildcard).
+		// address, not a name (a way past a wildcard).
 		{"2001:db8::5%.corp.test", 443, false, "zone"},
 		{"[2001:db8::5%.corp.test]", 443, false, "zone"},
 		{"::1%.corp.test", 443, false, "zone"},

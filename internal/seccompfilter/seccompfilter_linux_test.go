@@ -185,24 +185,36 @@ func TestInstallRefusesPartialInstructions(t *testing.T) {
 	}
 }
 
-// Guarded names turn the guard's rules on under the namespaces profile
-// only: its program changes, the landlock profile's does not.
+// Guarded names, and read-only subpaths and deny-read paths inside a
+// writable root or the temp dir, each turn the guard's rules on under the
+// namespaces profile only: its program changes, the landlock profile's
+// does not. Outside them the host's tree is read-only already: no guard.
 func TestGuardInKey(t *testing.T) {
-	guarded := vocab.Spec{Guarded: []string{"/ws/.git/commondir"}}
 	for _, c := range []struct {
-		profile Profile
-		differ  bool
-	}{{Namespaces, true}, {Landlock, false}} {
-		with, err := BPF(guarded, c.profile)
-		if err != nil {
-			t.Fatal(err)
+		spec  vocab.Spec
+		guard bool
+	}{
+		{vocab.Spec{Guarded: []string{"/ws/.git/commondir"}}, true},
+		{vocab.Spec{Writable: []string{"/ws"}, ReadOnly: []string{"/ws/.git/config"}}, true},
+		{vocab.Spec{Writable: []string{"/ws"}, DenyRead: []string{"/ws/.env"}}, true},
+		{vocab.Spec{TempDir: "/t", DenyRead: []string{"/t/x"}}, true},
+		{vocab.Spec{Writable: []string{"/ws"}, TempDir: "/t", ReadOnly: []string{"/etc/x"}, DenyRead: []string{"/home/u/.ssh", "/wsx"}}, false},
+	} {
+		if got := key.Guards(c.spec); got != c.guard {
+			t.Errorf("key.Guards(%+v) = %v, want %v", c.spec, got, c.guard)
 		}
-		without, err := BPF(vocab.Spec{}, c.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (with != without) != c.differ {
-			t.Errorf("profile %d: guarded names change the program: %v, want %v", c.profile, with != without, c.differ)
+		for _, profile := range []Profile{Namespaces, Landlock} {
+			with, err := BPF(c.spec, profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			without, err := BPF(vocab.Spec{}, profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.guard && profile == Namespaces; (with != without) != want {
+				t.Errorf("%+v, profile %d: the program changes: %v, want %v", c.spec, profile, with != without, want)
+			}
 		}
 	}
 }

@@ -47,6 +47,8 @@ func CHeader() string {
 	num("SBX_ABI_SCOPES", "", ABIScopes)
 	num("SBX_ABI_RESOLVE_UNIX", "", ABIResolveUnix)
 	num("SBX_MAX_ABI", "MaxABI: the largest -abi a decoder accepts.", MaxABI)
+	num("SBX_MAX_PROCESSES", "MaxProcesses: the largest -nproc a decoder accepts.", MaxProcesses)
+	def("SBX_MAX_BYTES", "MaxBytes: the largest -as and -tmpsize a decoder accepts.", strconv.FormatInt(MaxBytes, 10)+"LL")
 	num("SBX_ERRATUM_SIGNAL_SCOPING", "ErratumSignalScoping: below it, signal scoping counts as missing.", ErratumSignalScoping)
 	str("SBX_LANDLOCK_NOTICE_PREFIX", "NoticePrefix(LandlockRun): the start of landlock-run's notice line (-notice follows).", NoticePrefix(LandlockRun))
 	str("SBX_LANDLOCK_UNCLOSED_GAPS", "JoinGaps(LandlockUnclosedGaps): why landlock-run always refuses -full.", JoinGaps(LandlockUnclosedGaps))

@@ -44,6 +44,9 @@ const (
 	// AreaClassify: the report of a result (telling a runner failure from
 	// the command's own), rather than the confinement itself.
 	AreaClassify Area = "classify"
+	// AreaLimits: a resource limit the policy asked for (processes,
+	// memory, temp dir size) that the runner cannot hold here.
+	AreaLimits Area = "limits"
 )
 
 // Landlock ABI levels at which the access classes this project relies on
@@ -87,8 +90,6 @@ func LandlockGaps(abi int, s Spec) []Gap {
 // The landlock runner's gaps that no Landlock ABI up to 7 closes, on every
 // wrap (the deny-read one when the policy denies reads).
 var (
-	// LandlockIPCGap: no IPC namespace.
-	LandlockIPCGap = Gap{AreaIPC, "System V IPC objects (shared memory, semaphores, message queues) of the same user stay reachable: landlock has no IPC namespace (needs the namespaces runner)"}
 	// LandlockProcGap: no pid namespace.
 	LandlockProcGap = Gap{AreaProc, "every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"}
 	// LandlockDenyReadMetadataGap: Landlock checks opens, not lookups.
@@ -97,8 +98,10 @@ var (
 
 // LandlockUnclosedGaps are the gaps of every landlock wrap, whatever the
 // kernel and the policy: so a landlock launcher asked for full enforcement
-// always refuses, naming at least these.
-var LandlockUnclosedGaps = []Gap{LandlockIPCGap, LandlockProcGap}
+// always refuses, naming at least these. The host's IPC namespace is not
+// among them: the launcher's seccomp filter refuses System V IPC and POSIX
+// message queues (hostIPC in internal/seccompfilter/gen).
+var LandlockUnclosedGaps = []Gap{LandlockProcGap}
 
 // ErratumSignalScoping is the bit of LANDLOCK_CREATE_RULESET_ERRATA a
 // kernel sets once its signal scoping no longer lets the threads of one

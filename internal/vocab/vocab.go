@@ -44,6 +44,14 @@
 //	-notice TEXT the gaps the landlock launcher announces on stderr after
 //	          NoticePrefix (JoinGaps of LandlockKernelGaps, one line), so
 //	          both launchers print exactly the line the provider excludes
+//	-cgroup DIR a cgroup the launcher moves itself into at its start,
+//	          before any process of the sandbox exists (repeatable: one per
+//	          cgroup hierarchy); the provider made it and set its limits
+//	-nproc N  RLIMIT_NPROC of the command, set before exec (the namespaces
+//	          launcher: counted in the sandbox's own user namespace)
+//	-as N     RLIMIT_AS of the command in bytes, set before exec
+//	-tmpsize N the private temp dir is a new tmpfs of N bytes (the
+//	          namespaces launcher; landlock-run refuses it)
 //	-full     refuse partial enforcement (fatal instead of a notice)
 //	-probe    probe mode: confine, prove a denied and an allowed write, report
 //
@@ -64,7 +72,7 @@ import (
 
 // Version is the contract version carried as the first argument. Bump it on
 // any change to the wire form or to the meaning of a field.
-const Version = "sandbox-local/6"
+const Version = "sandbox-local/7"
 
 // BridgeHello starts the message in which the namespaces launcher hands
 // the provider its loopback listeners (-bridge): one seqpacket message,
@@ -182,6 +190,20 @@ type Spec struct {
 	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
 	// there is nothing to announce.
 	Notice string
+	// Cgroups are cgroup directories the launcher moves itself into at
+	// its start (one per hierarchy), so that every process of the sandbox
+	// is counted by the limits the provider set there.
+	Cgroups []string
+	// MaxProcesses, when positive, is the command's RLIMIT_NPROC, soft and
+	// hard, set before exec.
+	MaxProcesses int
+	// MaxAddressSpace, when positive, is the command's RLIMIT_AS in
+	// bytes, soft and hard, set before exec.
+	MaxAddressSpace int64
+	// TempSize, when positive, makes the private temp dir a new tmpfs of
+	// that many bytes instead of a bind of TempDir (the namespaces
+	// launcher; landlock-run refuses it).
+	TempSize int64
 	// Argv is the command and its arguments; empty only in probe mode.
 	Argv []string
 }
@@ -252,6 +274,18 @@ func Encode(name string, s Spec) ([]string, error) {
 	if s.Bridge != "" {
 		args = append(args, "-bridge", s.Bridge)
 	}
+	for _, p := range s.Cgroups {
+		args = append(args, "-cgroup", p)
+	}
+	if s.MaxProcesses > 0 {
+		args = append(args, "-nproc", strconv.Itoa(s.MaxProcesses))
+	}
+	if s.MaxAddressSpace > 0 {
+		args = append(args, "-as", strconv.FormatInt(s.MaxAddressSpace, 10))
+	}
+	if s.TempSize > 0 {
+		args = append(args, "-tmpsize", strconv.FormatInt(s.TempSize, 10))
+	}
 	if s.RequireFull {
 		args = append(args, "-full")
 	}
@@ -301,7 +335,8 @@ func Decode(args []string) (Spec, error) {
 		}
 		var val string
 		switch opt {
-		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge", "-abi", "-notice":
+		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge", "-abi", "-notice",
+			"-cgroup", "-nproc", "-as", "-tmpsize":
 			if i >= len(args) {
 				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
 			}
@@ -372,6 +407,30 @@ func Decode(args []string) (Spec, error) {
 			if err := setOnce(&s.Notice, opt, val); err != nil {
 				return s, err
 			}
+		case "-cgroup":
+			s.Cgroups = append(s.Cgroups, val)
+		case "-nproc":
+			if s.MaxProcesses != 0 {
+				return s, fmt.Errorf("%w: -nproc given twice", ErrMalformed)
+			}
+			n, ok := parseDecimal(val, MaxProcesses)
+			if !ok {
+				return s, fmt.Errorf("%w: -nproc %q: want 1 to %d, in decimal without leading zeros", ErrMalformed, clip(val), MaxProcesses)
+			}
+			s.MaxProcesses = n
+		case "-as", "-tmpsize":
+			dst := &s.MaxAddressSpace
+			if opt == "-tmpsize" {
+				dst = &s.TempSize
+			}
+			if *dst != 0 {
+				return s, fmt.Errorf("%w: %s given twice", ErrMalformed, opt)
+			}
+			n, ok := parseBytes(val)
+			if !ok {
+				return s, fmt.Errorf("%w: %s %q: want a byte count, 1 to %d, in decimal without leading zeros", ErrMalformed, opt, clip(val), MaxBytes)
+			}
+			*dst = n
 		case "-full":
 			s.RequireFull = true
 		case "-probe":
@@ -444,6 +503,17 @@ func (s Spec) validate() error {
 			return err
 		}
 	}
+	for _, p := range s.Cgroups {
+		if err := check("cgroup", p); err != nil {
+			return err
+		}
+	}
+	if s.MaxProcesses < 0 || s.MaxProcesses > MaxProcesses {
+		return fmt.Errorf("%w: process limit %d out of range", ErrMalformed, s.MaxProcesses)
+	}
+	if s.MaxAddressSpace < 0 || s.MaxAddressSpace > MaxBytes || s.TempSize < 0 || s.TempSize > MaxBytes {
+		return fmt.Errorf("%w: byte limit out of range", ErrMalformed)
+	}
 	if s.Dir != "" {
 		if err := check("working directory", s.Dir); err != nil {
 			return err
@@ -512,6 +582,30 @@ func parseDecimal(v string, max int) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return n, n <= max
+}
+
+// MaxProcesses bounds -nproc: the kernel's own bound on pids
+// (PID_MAX_LIMIT).
+const MaxProcesses = 1 << 22
+
+// MaxBytes bounds -as and -tmpsize (2^60: an exbibyte), so both decoders
+// read every value without overflow.
+const MaxBytes int64 = 1 << 60
+
+// parseBytes parses -as and -tmpsize: decimal, no sign, no leading zero,
+// 1 to MaxBytes.
+func parseBytes(v string) (int64, bool) {
+	if v == "" || len(v) > len(strconv.FormatInt(MaxBytes, 10)) || v[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, n <= MaxBytes
 }
 
 // MaxABI bounds the Landlock ABI -abi may carry: a kernel's answer, kept

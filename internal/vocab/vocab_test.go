@@ -215,14 +215,13 @@ func TestLandlockGapsNameReadOnlyAndInnerDenyRead(t *testing.T) {
 	s := Spec{Writable: []string{"/ws"}, ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"},
 		DenyRead: []string{"/ws/.env", "/home/u/.ssh"}}
 	gaps := LandlockGaps(7, s)
-	if len(gaps) != 6 || gaps[0].Area != "ipc" || !strings.Contains(gaps[0].Reason, "System V") ||
-		gaps[1] != LandlockProcGap || gaps[2] != LandlockDenyReadMetadataGap {
-		t.Fatalf("gaps = %v, want 6 (System V IPC, /proc, deny-read lookups, two read-only subpaths, one inner deny-read)", gaps)
+	if len(gaps) != 5 || gaps[0] != LandlockProcGap || gaps[1] != LandlockDenyReadMetadataGap {
+		t.Fatalf("gaps = %v, want 5 (/proc, deny-read lookups, two read-only subpaths, one inner deny-read)", gaps)
 	}
-	if g := LandlockGaps(7, Spec{Writable: []string{"/ws"}}); len(g) != 2 {
-		t.Errorf("without deny-read paths: %v, want System V IPC and /proc only", g)
+	if g := LandlockGaps(7, Spec{Writable: []string{"/ws"}}); len(g) != 1 {
+		t.Errorf("without deny-read paths: %v, want /proc only", g)
 	}
-	gaps = gaps[3:]
+	gaps = gaps[2:]
 	for i, p := range []string{"/ws/.git/hooks", "/ws/.git/config", "/ws/.env"} {
 		if !strings.Contains(gaps[i].Reason, p) {
 			t.Errorf("gap %d = %q, want it to name %s", i, gaps[i], p)
@@ -341,7 +340,7 @@ func (f fakeInfo) Sys() any           { return nil }
 
 // TestGuardedBelowAFile: a guarded name below something that exists but
 // is no directory (a .cargo file) is no guarded name at all: the guard
-// does not cover it, and the report says so (red team).
+// does not cover it, and the report says so.
 func TestGuardedBelowAFile(t *testing.T) {
 	s := Spec{Writable: []string{"/ws"}, Guarded: []string{"/ws/.cargo/config.toml"}}
 	lstat := func(p string) (fs.FileInfo, error) {

@@ -1,4 +1,4 @@
-// Command benchcmp measures launch overhead the way issue 6 asks: every
+// Command benchcmp measures launch overhead: every
 // variant runs once per round, rounds interleaved (A B C A B C ...), so
 // machine noise hits all of them alike; it reports medians, ratios to the
 // Go floor and to bwrap, the quartiles around them (the spread), and the

@@ -142,6 +142,22 @@ var namespaceDenied = []string{
 	"syslog", "acct", "quotactl", "userfaultfd", "iopl", "ioperm",
 }
 
+// hostIPC are refused (EACCES) under the landlock profile: POSIX message
+// queues and System V IPC live in the IPC namespace, which the landlock
+// runner shares with the host (the namespaces runner has one of its own).
+// An object the command made would outlive it (a System V segment holds
+// its memory with no process attached), and with the others the command
+// would reach the user's own objects outside the sandbox: attach to
+// another program's shared memory, read or send on its queues, remove
+// them. So every call that names an object is refused, not only creating
+// one; shmdt, which only detaches a mapping, is left.
+var hostIPC = []string{
+	"mq_open", "mq_unlink",
+	"shmget", "shmat", "shmctl",
+	"semget", "semop", "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl",
+}
+
 // build builds the launcher's filter: everything is allowed except
 //
 //   - in every mode: ioctl TIOCSTI and TIOCLINUX (pushing keystrokes into
@@ -159,7 +175,8 @@ var namespaceDenied = []string{
 // BPF, perf, module and kexec loading, and file handles
 // (open_by_handle_at walks past any mount). Under network deny the
 // namespaces profile allows IP and netlink sockets, which its network
-// namespace holds in; the landlock profile allows no socket at all.
+// namespace holds in; the landlock profile allows no socket at all. The
+// landlock profile refuses the host's IPC objects (hostIPC).
 //
 // Only the target architecture is allowed (arch, which need not be the
 // host's: libseccomp translates each rule's system call by name): a
@@ -284,11 +301,7 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 		}
 	}
 	if k.Profile == Landlock {
-		// POSIX message queues live in the IPC namespace, which the
-		// landlock runner shares with the host: a queue the command
-		// made outlived it, and mq_unlink removes the user's others
-		// (the namespaces runner has an IPC namespace of its own).
-		for _, name := range []string{"mq_open", "mq_unlink"} {
+		for _, name := range hostIPC {
 			if err := add(name, eacces); err != nil {
 				return err
 			}
@@ -392,7 +405,7 @@ func byNumber(k programKey) []numberRule {
 	// notified setxattr family). So does file_setattr, which sets the
 	// inode flags FS_IOC_FSSETXATTR sets (chattr uses the ioctl, which
 	// the supervisor confines): it changed flags of files outside the
-	// writable roots (red team).
+	// writable roots.
 	return append(rules, numberRule{sysSetxattrat, enosys}, numberRule{sysRemovexattrat, enosys}, numberRule{sysFileSetattr, enosys})
 }
 
@@ -504,17 +517,29 @@ var Creating = []string{"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlin
 	"link", "linkat", "rename", "renameat", "renameat2"}
 
 // openCreating are the opens with the index of their flags argument: only
-// those with O_CREAT are handed to the guard.
+// those that can create or write (openWriting) are handed to the guard.
 var openCreating = []struct {
 	name  string
 	flags uint
 }{{"open", 1}, {"openat", 2}}
 
+// openWriting are the open flags that hand an open to the guard, each
+// alone: O_CREAT creates a name; O_WRONLY, O_RDWR and O_TRUNC write to
+// one, which the guard refuses on a read-only or deny-read path whose
+// bind a host process's rename detached. An open for reading alone goes
+// straight to the kernel.
+var openWriting = []uint64{unix.O_CREAT, unix.O_WRONLY, unix.O_RDWR, unix.O_TRUNC}
+
+// Writing are the calls besides the opens that write to an existing name
+// through its path: handed to the guard like the creating calls.
+var Writing = []string{"truncate"}
+
 // seccompFilterOp is SECCOMP_SET_MODE_FILTER, the seccomp(2) operation
 // that loads a filter.
 const seccompFilterOp = 1
 
-// addGuardRules hands every call that can create a name to the guard
+// addGuardRules hands every call that can create a name, or write to one
+// (Writing, openWriting), to the guard
 // (SECCOMP_RET_USER_NOTIF). The kernel runs every filter of the chain and
 // keeps the strongest action; between two that hand the call to user
 // space, the newest filter's listener gets it. So a command that could
@@ -529,14 +554,16 @@ const seccompFilterOp = 1
 // setgid modes at creation itself, with the same EPERM.
 func addGuardRules(add func(string, seccomp.ScmpAction, ...seccomp.ScmpCondition) error,
 	cond func(uint, seccomp.ScmpCompareOp, ...uint64) seccomp.ScmpCondition) error {
-	for _, name := range Creating {
+	for _, name := range append(slices.Clone(Creating), Writing...) {
 		if err := add(name, seccomp.ActNotify); err != nil {
 			return err
 		}
 	}
 	for _, o := range openCreating {
-		if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, unix.O_CREAT, unix.O_CREAT)); err != nil {
-			return err
+		for _, flag := range openWriting {
+			if err := add(o.name, seccomp.ActNotify, cond(o.flags, seccomp.CompareMaskedEqual, flag, flag)); err != nil {
+				return err
+			}
 		}
 	}
 	return add("seccomp", ebusy, cond(0, seccomp.CompareEqual, seccompFilterOp),

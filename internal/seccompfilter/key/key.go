@@ -4,7 +4,11 @@
 // (gen), which must build without the files it generates.
 package key
 
-import "github.com/bo-agent/sandbox-local/internal/vocab"
+import (
+	"slices"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+)
 
 // Profile selects the runner's variant of the filter.
 type Profile int
@@ -23,9 +27,10 @@ const (
 // ports are (the ports are Landlock's rules too). The namespaces profile
 // allows IP in its own network namespace already, so its ports change
 // nothing here. Guard: the namespaces profile hands the calls that
-// create a name to the launcher's guard, when the spec has guarded names
-// (vocab.Spec.Guarded). The definition (gen) reads nothing else, so one
-// program per Key and architecture is generated.
+// create a name or write to one to the launcher's guard, when the spec
+// protects a path in a way the guard enforces (Guards). The definition
+// (gen) reads nothing else, so one program per Key and architecture is
+// generated.
 type Key struct {
 	Profile      Profile
 	AllowNetwork bool
@@ -38,7 +43,31 @@ type Key struct {
 func Of(s vocab.Spec, profile Profile) Key {
 	return Key{Profile: profile, AllowNetwork: s.AllowNetwork, UnixSockets: len(s.UnixSockets) > 0,
 		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0,
-		Guard:    profile == Namespaces && len(s.Guarded) > 0}
+		Guard:    profile == Namespaces && Guards(s)}
+}
+
+// Guards reports whether the namespaces launcher runs its guard for s: it
+// refuses creating the guarded names (vocab.Spec.Guarded), and writing to
+// a read-only or deny-read path inside a writable root or the temp dir,
+// which a host process may replace during the run (its mount then
+// detached); elsewhere the host's tree is read-only already. ns-run
+// decides the same from its decoded arguments (ns_guards in
+// launcher/ns_guard_linux.c), and loads the program with a listener
+// exactly then.
+func Guards(s vocab.Spec) bool {
+	if len(s.Guarded) > 0 {
+		return true
+	}
+	roots := slices.Clone(s.Writable)
+	if s.TempDir != "" {
+		roots = append(roots, s.TempDir)
+	}
+	for _, p := range slices.Concat(s.ReadOnly, s.DenyRead) {
+		if vocab.WithinAny(p, roots) {
+			return true
+		}
+	}
+	return false
 }
 
 // All are every Key Of can give: the programs generated.

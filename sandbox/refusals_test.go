@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRefusalsFromOutput: the wordings of the common tools, matched
+// against a policy; a refusal the host's own permissions would have made
+// (or of a path the policy allows) is never the sandbox's.
+func TestRefusalsFromOutput(t *testing.T) {
+	r := &pathRules{mode: WorkspaceWrite, dir: "/ws/sub", writable: []string{"/ws"}, temp: "/tmp/run",
+		readOnly: []string{"/ws/.git/hooks", "/ws/.vscode"}, guarded: []string{"/ws/.envrc"}, toolConfigs: []string{".vscode", ".envrc"},
+		extraRO: []string{"keep"}, denyRead: []string{"/home/u/.ssh", "/secret"}, userDeny: []string{"/secret"},
+		network: NetworkDeny, withheld: []string{"GITHUB_TOKEN"}}
+	hostOK := map[string]bool{"/etc/shadow": false, "/etc/passwd": false} // what the user could not do unconfined
+	defer func(f func(string, bool) bool) { hostAccess = f }(hostAccess)
+	hostAccess = func(p string, write bool) bool {
+		ok, known := hostOK[p]
+		return ok || !known
+	}
+	tests := []struct {
+		name, out string
+		want      []string // Refusal.String() prefixes, in order
+	}{
+		{"sh, EROFS", "sh: 1: cannot create /var/x: Read-only file system", []string{"write /var/x: outside the writable roots (/ws, $TMPDIR); --allow-write /var (Policy.WritableRoots)"}},
+		{"sh, relative", "sh: 1: cannot create ../../out: Permission denied", []string{"write /out"}},
+		{"sh, relative name", "sh: 1: cannot create f: Read-only file system", nil}, // /ws/sub/f is writable
+		{"go, lowercase", "open /var/x.go: read-only file system", []string{"write /var/x.go"}},
+		{"go, landlock", "mkdir /home/u/.cache: permission denied", []string{"write /home/u/.cache"}},
+		{"python", "PermissionError: [Errno 13] Permission denied: '/var/x.py'", []string{"write /var/x.py"}},
+		{"node", "Error: EROFS: read-only file system, open '/var/x.js'", []string{"write /var/x.js"}},
+		{"rust, path above", "error: failed to create directory `/home/u/.cargo/registry`\n\nCaused by:\n  Read-only file system (os error 30)", []string{"write /home/u/.cargo/registry"}},
+		{"git", "error: could not lock config file /ws/.git/hooks/x: Permission denied", []string{"write /ws/.git/hooks/x: protected /ws/.git/hooks"}},
+		{"tool config", "sh: 1: cannot create /ws/.vscode/settings.json: Read-only file system", []string{"write /ws/.vscode/settings.json: protected tool config .vscode: a later tool runs what it names; --writable-config .vscode (Policy.WritableConfigs)"}},
+		{"guarded", "sh: 1: cannot create /ws/.envrc: Read-only file system", []string{"write /ws/.envrc: protected tool config .envrc"}},
+		{"deny-read, namespaces", "cat: /home/u/.ssh/id_rsa: No such file or directory", []string{"read /home/u/.ssh/id_rsa: deny-read path /home/u/.ssh: a credential store, unreadable by default; --allow-read /home/u/.ssh (Policy.AllowRead)"}},
+		{"deny-read, the caller's", "open /secret/k: permission denied", []string{"read /secret/k: deny-read path /secret (Policy.DenyRead); drop --deny-read /secret"}},
+		{"the host's own refusal", "cat: /etc/shadow: Permission denied\nsh: 1: cannot create /etc/passwd: Read-only file system", nil},
+		{"allowed path", "cat: /ws/missing: No such file or directory\nsh: cannot create /tmp/run/x: Permission denied", nil},
+		{"curl", "curl: (6) Could not resolve host: example.com", []string{"network example.com: network deny: the command reaches no host; --allow-domain example.com"}},
+		{"git, network", "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com", []string{"network github.com"}},
+		{"go, network", `go: example.org/m@v1: Get "https://proxy.golang.org/x": dial tcp: lookup proxy.golang.org on 10.0.0.53:53: connect: network is unreachable`, []string{"network proxy.golang.org"}},
+		{"npm", "npm error getaddrinfo ENOTFOUND registry.npmjs.org", []string{"network registry.npmjs.org"}},
+		{"pip", "WARNING: Retrying ... HTTPSConnectionPool(host='pypi.org', port=443): Failed to establish a new connection: [Errno -3] Temporary failure in name resolution", []string{"network pypi.org"}},
+		{"python, no host", "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>", []string{"network the network"}},
+		{"withheld variable", "sh: 1: GITHUB_TOKEN: parameter not set", []string{"env GITHUB_TOKEN: withheld: it looks like a credential; --keep-env GITHUB_TOKEN (Policy.Env.Keep)"}},
+		{"a longer name is another variable", "MY_GITHUB_TOKEN_X is not set", nil},
+		{"one line per refusal", "cat: /home/u/.ssh/a: No such file or directory\ncat: /home/u/.ssh/a: No such file or directory", []string{"read /home/u/.ssh/a"}},
+		{"no error word", "wrote /var/x", nil},
+		{"the tool's own path", "/bin/sh: 1: cannot create /var/x: Permission denied", []string{"write /var/x"}},
+		{"cargo, git dir", "fatal: cannot create directory at '../../y': Read-only file system", []string{"write /y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := r.refusals([]byte(tt.out), nil)
+			if len(got) != len(tt.want) {
+				t.Fatalf("refusals %v, want %d like %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i].String(), w) || got[i].Seen != "output" {
+					t.Errorf("refusal %d %q (seen %s), want it to start %q", i, got[i].String(), got[i].Seen, w)
+				}
+			}
+		})
+	}
+	// Under the proxied or allowed network, resolution errors are not
+	// the sandbox's; the proxy's own refusals are exact.
+	r.network = NetworkProxied
+	got := r.refusals([]byte("curl: (6) Could not resolve host: example.com"), []BlockedRequest{{Host: "evil.example", Port: 443, Count: 2, Reason: "not in allow_domains"}})
+	if len(got) != 1 || got[0].Target != "evil.example:443" || got[0].Seen != "sandbox" || !strings.Contains(got[0].Allow, "--allow-domain evil.example") {
+		t.Errorf("proxied: %+v", got)
+	}
+}
+
+// TestExplain: the rule that decides each access, and the change that
+// allows it.
+func TestExplain(t *testing.T) {
+	r := &pathRules{mode: WorkspaceWrite, dir: "/ws", writable: []string{"/ws", "/cache"}, temp: "/tmp/run",
+		readOnly: []string{"/ws/.git/config", "/ws/keep"}, extraRO: []string{"keep"}, denyRead: []string{"/home/u/.aws"}}
+	tests := []struct {
+		path        string
+		read, write bool
+		rule, allow string
+	}{
+		{"src/main.go", true, true, "inside the writable root /ws", ""},
+		{"/cache/x", true, true, "inside the writable root /cache", ""},
+		{"/tmp/run/f", true, true, "temp dir", ""},
+		{"/etc/hosts", true, false, "outside the writable roots (/ws, /cache, $TMPDIR)", "--allow-write /etc (Policy.WritableRoots)"},
+		{".git/config", true, false, "a version-control hook or config", ""},
+		{"keep/f", true, false, "read-only subpath /ws/keep (Policy.ReadOnlySubpaths)", "drop --read-only keep"},
+		{"/home/u/.aws/credentials", false, false, "outside the writable roots", "--allow-write /home/u/.aws"},
+	}
+	for _, tt := range tests {
+		a := r.explain(tt.path)
+		if a.Read != tt.read || a.Write != tt.write || !strings.Contains(a.WriteRule, tt.rule) || !strings.HasPrefix(a.AllowWrite, tt.allow) {
+			t.Errorf("explain(%q) = %+v, want read %v write %v, rule %q, allow %q", tt.path, a, tt.read, tt.write, tt.rule, tt.allow)
+		}
+	}
+	if a := r.explain("/home/u/.aws/credentials"); a.ReadRule != "deny-read path /home/u/.aws: a credential store, unreadable by default" || a.AllowRead != "--allow-read /home/u/.aws (Policy.AllowRead)" {
+		t.Errorf("deny-read: %+v", a)
+	}
+	r.mode = ReadOnly
+	if a := r.explain("/ws/x"); a.Write || a.AllowWrite != "--mode workspace-write (Policy.Mode)" {
+		t.Errorf("read-only mode: %+v", a)
+	}
+}
