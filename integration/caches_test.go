@@ -36,16 +36,7 @@ func newUserGoWorld(t *testing.T, s *sbx) *userGoWorld {
 	u.modcache = filepath.Join(u.home, "go", "pkg", "mod")
 	u.gocache = filepath.Join(u.home, ".cache", "go-build")
 	write(t, filepath.Join(u.gocache, "README"), "the user's own build cache\n")
-	// The module cache is read-only: make the world removable before
-	// newSbx's cleanup removes it.
-	t.Cleanup(func() {
-		filepath.WalkDir(s.base, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	})
+	removableAtCleanup(t, s.base)
 	// A file proxy holding sbxModule, for the user's own download.
 	nw := &netWorld{}
 	nw.goProxyHandler(t)
@@ -84,6 +75,20 @@ func copyWorkspace(t *testing.T, ws, dir string) string {
 		write(t, filepath.Join(dir, f), string(b))
 	}
 	return dir
+}
+
+// removableAtCleanup makes the directories below dir writable before the
+// cleanups registered earlier (t.TempDir's, newSbx's) remove it: a Go
+// module cache there is read-only.
+func removableAtCleanup(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
 }
 
 // run runs argv under pol with the world's environment.

@@ -36,7 +36,9 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 		pol.DenyDomains = []string{sbxDenyWins}
 		pol.AllowPrivateDestinations = true // every test name is 127.0.0.1
 		ca := w.CA.File
-		env := []string{"PATH=" + filepath.Dir(goBin) + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C",
+		home := t.TempDir()
+		removableAtCleanup(t, home) // the workspace's module cache is below it
+		env := []string{"PATH=" + filepath.Dir(goBin) + ":" + os.Getenv("PATH"), "HOME=" + home, "LANG=C",
 			"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 			"SSL_CERT_FILE=" + ca, "CURL_CA_BUNDLE=" + ca, "GIT_SSL_CAINFO=" + ca, "NODE_EXTRA_CA_CERTS=" + ca,
 			"npm_config_cafile=" + ca, "REQUESTS_CA_BUNDLE=" + ca}
