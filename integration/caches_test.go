@@ -135,8 +135,8 @@ func hashTree(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestGoBuildUnderTheDefaults: the sandbox's first `go build` in a
-// workspace works under the default policy, network denied: the build
+// TestGoBuildUnderTheDefaults: the sandbox's first `go mod download` and
+// `go build` in a workspace work under the default policy, network denied: the build
 // cache and module cache are the workspace's own (the report and `go env`
 // name them), the module comes from the user's module cache, read as a
 // file proxy, and the compiled packages from the user's build cache
@@ -148,7 +148,7 @@ func TestGoBuildUnderTheDefaults(t *testing.T) {
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		u := newUserGoWorld(t, s)
 		before := hashTree(t, u.gocache) + hashTree(t, u.modcache)
-		script := `go build -x -o "$TMPDIR/app" . 2>"$TMPDIR/x" || { cat "$TMPDIR/x" >&2; exit 1; }; ` +
+		script := `go mod download && go build -x -o "$TMPDIR/app" . 2>"$TMPDIR/x" || { cat "$TMPDIR/x" >&2; exit 1; }; ` +
 			`"$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE && { grep -c -e "-p runtime " "$TMPDIR/x"; true; }`
 		r := u.run(s, s.policy(), "/bin/sh", "-c", script)
 		w := r.w
