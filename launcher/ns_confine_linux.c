@@ -138,14 +138,23 @@ static int on_the_way(const struct spec *s, const struct sbx_plan *plan, const c
 static void grant_siblings(int rfd, const struct spec *s, const struct sbx_plan *plan, const char *dir) {
 	int dfd = sbx_open_strict(AT_FDCWD, dir, O_DIRECTORY, 0);
 	if (dfd < 0) {
-		// Not there (the deny-read path does not exist yet): nothing to
-		// grant in it, and whatever appears there later is not readable.
-		ns_resolve_failed("deny-read ancestor", dir);
+		// Not there (the deny-read path does not exist yet), or out of
+		// the command's reach (EACCES: a directory above cannot be
+		// searched, ns_plan_linux.c out_of_reach): nothing to grant in
+		// it, and whatever is or appears there is not readable.
+		if (errno != EACCES)
+			ns_resolve_failed("deny-read ancestor", dir);
 		return;
 	}
 	struct sbx_path_beneath_attr list = {.allowed_access = SBX_LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = dfd};
 	sbx_must(syscall(SYS_landlock_add_rule, rfd, SBX_LANDLOCK_RULE_PATH_BENEATH, &list, 0), "landlock: allow listing", dir);
 	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lfd < 0 && errno == EACCES) {
+		// A directory the command cannot list either: none of its
+		// entries is granted, so none is readable.
+		close(dfd);
+		return;
+	}
 	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
 	if (!d)
 		sbx_fatal(sbx_token, "list %s: %s", dir, strerror(errno));

@@ -1,3 +1,5 @@
+//go:build linux && cgo && sandbox_ctest
+
 package launcher
 
 /*

@@ -265,6 +265,36 @@ static void mount_layer(int newroot, struct layer *l) {
 		close(tree);
 }
 
+// private_tmp shows the host's /tmp read-only, like the rest of the host's
+// tree: a write there fails loudly (EROFS), as it does under landlock,
+// instead of succeeding in a tmpfs that vanishes with the sandbox; the
+// wrap's TMPDIR is the scratch place. An overlay rather than a bind: no
+// host socket or FIFO under /tmp can be reached through it (its inodes are
+// not theirs). The kernel refuses that overlay (EINVAL) when mounts lie
+// below the host's /tmp: in the sandbox's user namespace they are locked
+// over what they cover, and overlayfs needs a clone of its lower
+// directory without them. A non-recursive clone is refused for the same
+// reason, and tells that case apart: /tmp then stays the host tree's
+// read-only bind, its submounts included and read-only too, so its sockets
+// and FIFOs are reachable as those anywhere else in the host's tree are
+// (seccomp and Landlock decide, docs/policy.md "UNIX sockets"). Any other
+// failure is fatal.
+static void private_tmp(void) {
+	if (mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
+	          "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr") == 0)
+		return;
+	int e = errno;
+	if (e == EINVAL) {
+		int clone = syscall(SYS_open_tree, AT_FDCWD, OLDROOT "/tmp", SBX_OPEN_TREE_CLONE | O_CLOEXEC);
+		if (clone < 0 && errno == EINVAL)
+			return;
+		if (clone >= 0)
+			close(clone);
+	}
+	errno = e;
+	sbx_must(-1, "mount a private /tmp", NULL);
+}
+
 void ns_build_root(struct sbx_plan *p) {
 	sbx_must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
 	sbx_must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
@@ -282,14 +312,7 @@ void ns_build_root(struct sbx_plan *p) {
 	// its own, writable flags.
 	sbx_must(mount("", NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL), "make the new root private", NULL);
 	sbx_must(set_attr(NEWROOT, 1, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0), "make the host's tree read-only", NULL);
-	// Read-only, like the rest of the host's tree: a write to /tmp fails
-	// loudly (EROFS), as it does under landlock, instead of succeeding in
-	// a tmpfs that vanishes with the sandbox. The wrap's TMPDIR is the
-	// scratch place. An overlay rather than a bind: no host socket under
-	// /tmp can be connected to through it (its inodes are not the sockets).
-	sbx_must(mount("overlay", NEWROOT "/tmp", "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
-	               "lowerdir=" OLDROOT "/tmp,upperdir=" TMP_UPPER "/upper,workdir=" TMP_UPPER "/work,userxattr"),
-	         "mount a private /tmp", NULL);
+	private_tmp();
 	setup_dev();
 	sbx_must(mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL), "mount a fresh /proc",
 	         NULL);

@@ -111,9 +111,29 @@ static int plan_unix_sockets(const struct spec *s, struct sbx_plan *p) {
 	return 0;
 }
 
+// out_of_reach reports whether the deny-read path path, which just failed
+// to resolve with errno, is one the command cannot reach either: a
+// directory above it cannot be searched (EACCES: a HOME of another user,
+// passed on from root), and it lies outside every writable root and the
+// temp dir. The command has the caller's rights and no capability (in the
+// sandbox's user namespace the caller's own files are the only ones a
+// capability would reach), and there the tree is read-only, so it cannot
+// change that directory's mode: the path is unreadable without a mount.
+// Its Landlock carving still grants nothing below a directory that
+// cannot be opened or listed (ns_confine_linux.c).
+static int out_of_reach(const struct spec *s, const char *path) {
+	if (errno != EACCES || (s->tempdir && sbx_within(path, s->tempdir)))
+		return 0;
+	for (int j = 0; j < s->nwritable; j++)
+		if (sbx_within(path, s->writable[j]))
+			return 0;
+	return 1;
+}
+
 // plan_deny_read plans the empty mounts over the deny-read paths, each
 // resolved once: a symlink is denied as what it points to (the provider
-// lists the link and its target at Wrap time).
+// lists the link and its target at Wrap time). A path out of reach
+// (out_of_reach) needs no mount and gets none.
 static int plan_deny_read(const struct spec *s, struct sbx_plan *p) {
 	struct stat st;
 	for (int i = 0; i < s->ndeny; i++) {
@@ -127,12 +147,12 @@ static int plan_deny_read(const struct spec *s, struct sbx_plan *p) {
 				sbx_fatal(sbx_token, "out of memory");
 		}
 		if (real && stat(real, &st) < 0) {
-			int rc = resolve_failed(p, "deny-read path", real);
+			int rc = out_of_reach(s, real) ? 0 : resolve_failed(p, "deny-read path", real);
 			free(real);
 			if (rc < 0)
 				return -1;
 			real = NULL;
-		} else if (!real && resolve_failed(p, "deny-read path", s->deny[i]) < 0) {
+		} else if (!real && !out_of_reach(s, s->deny[i]) && resolve_failed(p, "deny-read path", s->deny[i]) < 0) {
 			return -1;
 		}
 		if (!real) {

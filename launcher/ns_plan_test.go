@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && sandbox_ctest
 
 package launcher
 
@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"golang.org/x/sys/unix"
 )
 
 // The plan of ns-run's stage 2 (ns_plan_linux.c), run on real trees: which
@@ -125,6 +127,7 @@ func TestNsPlan(t *testing.T) {
 	cases := []struct {
 		name                  string
 		tree                  []string
+		unsearchable          []string // directories of tree made mode 0, the plan made without DAC capabilities
 		spec                  vocab.Spec
 		layers, guard, carved []string
 		err                   string // the refusal, with "$R" for root
@@ -244,6 +247,24 @@ func TestNsPlan(t *testing.T) {
 		tree: []string{"elsewhere/", "ws/.cargo -> $R/elsewhere", "tmp/"},
 		spec: ws(vocab.Spec{Guarded: []string{"$R/ws/.cargo/config.toml"}, RequireFull: true}),
 		err:  "full enforcement required, but: guarded name $R/ws/.cargo/config.toml lies behind a symlink",
+	}, {
+		// A HOME of another user: its deny-read paths cannot be looked
+		// up, and the command, with the same rights on a read-only tree,
+		// cannot reach them either. No mount, no refusal; carved all the
+		// same.
+		name:         "a deny-read path below a directory that cannot be searched is skipped, and carved",
+		tree:         []string{"home/.ssh/id_ed25519", "elsewhere/.netrc", "ws/", "tmp/"},
+		unsearchable: []string{"home"},
+		spec:         ws(vocab.Spec{DenyRead: []string{"$R/home/.ssh", "$R/home/.aws", "$R/elsewhere/.netrc"}}),
+		layers:       []string{"writable $R/tmp/", "writable $R/ws/", "deny $R/elsewhere/.netrc"},
+		carved:       []string{"$R/home/.ssh", "$R/home/.aws", "$R/elsewhere/.netrc"},
+	}, {
+		// Inside a writable root the command could change the mode.
+		name:         "a deny-read path that cannot be looked up inside a writable root is refused",
+		tree:         []string{"ws/locked/.env", "tmp/"},
+		unsearchable: []string{"ws/locked"},
+		spec:         ws(vocab.Spec{DenyRead: []string{"$R/ws/locked/.env"}}),
+		err:          "plan the mounts: resolve deny-read path $R/ws/locked/.env: Permission denied",
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,7 +282,7 @@ func TestNsPlan(t *testing.T) {
 				}
 			}
 			spec.TempDir = strings.ReplaceAll(spec.TempDir, "$R", root)
-			plan, err := cPlanFor(spec)
+			plan, err := planWithout(t, root, c.unsearchable, spec)
 			if c.err != "" {
 				if want := strings.ReplaceAll(c.err, "$R", root); err == nil || err.Error() != want {
 					t.Fatalf("got %v, want the refusal %q", err, want)
@@ -283,4 +304,39 @@ func TestNsPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planWithout plans spec with the directories unsearchable (relative to
+// root) made mode 0 for the plan's time; root plans with the file system
+// uid of nobody then, which drops its DAC capabilities, on a thread of its
+// own that ends with it.
+func planWithout(t *testing.T, root string, unsearchable []string, spec vocab.Spec) (cPlan, error) {
+	t.Helper()
+	if len(unsearchable) == 0 {
+		return cPlanFor(spec)
+	}
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o755); err != nil { // t.TempDir's are 0700
+			t.Fatal(err)
+		}
+	}
+	for _, d := range unsearchable {
+		if err := os.Chmod(filepath.Join(root, d), 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(filepath.Join(root, d), 0o755) })
+	}
+	var plan cPlan
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if os.Geteuid() == 0 {
+			unix.Setfsuid(65534)
+		}
+		plan, err = cPlanFor(spec)
+	}()
+	<-done
+	return plan, err
 }

@@ -105,13 +105,20 @@ type RunnerFailureRule struct {
 // what it wrote to standard error (the start is enough: the launcher's own
 // lines come before anything the command writes).
 //
-// A runner failure of a wrap whose runner came from the verdict cache
-// (Config.VerdictCache) drops the cached verdict: the next provider
+// A runner failure drops the provider's selection: its next Wrap probes
+// the candidates again, and takes another runner if this one no longer
+// passes. One of a wrap whose runner came from the verdict cache
+// (Config.VerdictCache) drops the cached verdict too: the next provider
 // probes again.
 func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 	o := classify(w.RunnerFailure, w.DenialSignatures, exitCode, stderr, w.appliedReported())
-	if o.Kind == OutcomeRunnerFailure && w.fromCache {
-		forgetVerdict()
+	if o.Kind == OutcomeRunnerFailure {
+		if w.fromCache {
+			forgetVerdict()
+		}
+		if w.sel != nil {
+			w.sel.forget(w.selGen)
+		}
 	}
 	o.Blocked = w.Blocked()
 	if w.rules != nil {

@@ -93,7 +93,8 @@ func (p *Provider) Runner(ctx context.Context) (string, error) {
 	return r.name(), nil
 }
 
-// Wrap validates req, selects the runner (once per provider) and returns
+// Wrap validates req, selects the runner (once per provider, and again
+// after a runner failure that Classify reported) and returns
 // the command ready to spawn. Errors are *Error: INVALID_POLICY before
 // anything was spawned or created, SANDBOX_UNAVAILABLE when no runner can
 // confine it (then do not run the command at all).
@@ -113,7 +114,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if err != nil {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
 	}
-	w := &Wrapped{Dir: r.dir, Runner: run.name(), fromCache: p.sel.cachedChoice()}
+	w := &Wrapped{Dir: r.dir, Runner: run.name(), fromCache: p.sel.cachedChoice(), sel: &p.sel, selGen: p.sel.generation()}
 	spec, protectGaps := grants(p.fsys, r, token, "")
 	if !run.traits().ownTemp {
 		if err := makeTemp(run, &spec, w); err != nil {

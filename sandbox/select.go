@@ -19,6 +19,9 @@ type selection struct {
 	cache bool
 	// fromCache: chosen was taken from the verdict cache, unprobed.
 	fromCache bool
+	// gen names the verdict: it grows each time one is dropped (forget),
+	// so that a wrap's runner failure drops only the verdict it ran on.
+	gen uint64
 }
 
 // cachedChoice reports whether the verdict came from the verdict cache.
@@ -26,6 +29,28 @@ func (s *selection) cachedChoice() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fromCache
+}
+
+// generation names the current verdict, for forget.
+func (s *selection) generation() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+// forget drops the verdict gen, a runner chosen, after a launch on it
+// failed as a runner failure (Classify): the machine may have changed
+// since (a mount, a sysctl, a container's profile), so the next Wrap
+// selects again, probing the candidates, instead of failing on that runner
+// for the provider's whole life. A verdict already dropped, or one that
+// chose nothing, stays.
+func (s *selection) forget(gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done && s.gen == gen && s.err == nil {
+		s.done, s.chosen, s.fromCache = false, nil, false
+		s.gen++
+	}
 }
 
 // candidateResult is one candidate's verdict.
@@ -38,7 +63,8 @@ type candidateResult struct {
 // sole candidate is checked with ready and taken; several are probed in
 // order and the first that passes is taken. A verdict is computed once,
 // even when many goroutines ask at the same moment; only a probe cut short
-// by the caller's ctx is not cached.
+// by the caller's ctx is not cached, and a runner failure at launch drops
+// it (forget).
 func (s *selection) selectRunner(ctx context.Context, cands []runner, configErr error) (runner, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -15,6 +15,7 @@ type fakeRunner struct {
 	n               string
 	readyErr        error
 	probeErr        error
+	rule            RunnerFailureRule // its wraps' RunnerFailure
 	readies, probes atomic.Int32
 }
 
@@ -26,7 +27,7 @@ func (f *fakeRunner) probe(context.Context) error {
 }
 func (f *fakeRunner) traits() traits { return traits{} }
 func (f *fakeRunner) prepare(context.Context, vocab.Spec) (launch, error) {
-	return launch{}, nil
+	return launch{rule: f.rule}, nil
 }
 
 func TestSelectSoleCandidateUnprobed(t *testing.T) {
@@ -179,5 +180,56 @@ func TestWrapEnvironment(t *testing.T) {
 	}
 	if strings.Join(w.LaunchEnv, ",") != "TMPDIR="+w.TempDir {
 		t.Fatalf("LaunchEnv %q", w.LaunchEnv)
+	}
+}
+
+// TestRunnerFailureSelectsAgain: a long-lived provider whose runner fails
+// at launch (the machine changed under it) must not fail every later wrap
+// on it: the next Wrap probes again and takes the next runner that passes.
+// Only a runner failure drops the verdict, only the verdict the failed
+// wrap ran on, and once.
+func TestRunnerFailureSelectsAgain(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	rule := RunnerFailureRule{Kind: RuleExitAndLine, ExitCode: 125, FatalPrefix: "a-run: fatal: [t] "}
+	failure := []byte("a-run: fatal: [t] mount a private /tmp: Invalid argument\n")
+	cases := []struct {
+		name     string
+		classify func(first, second *Wrapped) // what happens after the first wrap
+		breakA   bool                         // a's probe fails from then on
+		want     string                       // the runner of the next wrap
+		probesA  int32
+	}{
+		{"a runner failure, the runner no longer passes", func(w, _ *Wrapped) { w.Classify(125, failure) }, true, "b", 2},
+		{"a runner failure, the runner passes again", func(w, _ *Wrapped) { w.Classify(125, failure) }, false, "a", 2},
+		{"the command's own failure", func(w, _ *Wrapped) { w.Classify(125, []byte("a-run: something else\n")) }, true, "a", 1},
+		{"a clean exit", func(w, _ *Wrapped) { w.Classify(0, nil) }, true, "a", 1},
+		{"two failures of the same verdict probe once", func(w, v *Wrapped) { w.Classify(125, failure); v.Classify(125, failure) }, false, "a", 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &fakeRunner{n: "a", rule: rule}
+			b := &fakeRunner{n: "b", rule: rule}
+			p := &Provider{cands: []runner{a, b}, fsys: osFS{}}
+			wrap := func() *Wrapped {
+				t.Helper()
+				w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { w.Cleanup() })
+				return w
+			}
+			first, second := wrap(), wrap()
+			if first.Runner != "a" || a.probes.Load() != 1 {
+				t.Fatalf("first wrap: runner %s after %d probes of a; want a, 1", first.Runner, a.probes.Load())
+			}
+			if tc.breakA {
+				a.probeErr = errors.New("the namespaces probe fails now")
+			}
+			tc.classify(first, second)
+			if next := wrap(); next.Runner != tc.want || a.probes.Load() != tc.probesA {
+				t.Errorf("next wrap: runner %s after %d probes of a; want %s, %d", next.Runner, a.probes.Load(), tc.want, tc.probesA)
+			}
+		})
 	}
 }

@@ -121,6 +121,8 @@ type Wrapped struct {
 	cleanupOnce sync.Once
 	cleanupErr  error
 	cleanup     func() error
+	sel         *selection // the provider's selection, dropped after a runner failure (Classify)
+	selGen      uint64     // the verdict of sel this wrap ran on
 	// checkProtected, when set (winacl), checks and restores the read-only
 	// subpaths once the command exited; Classify reports what it found.
 	checkProtected func() []ProtectedChange

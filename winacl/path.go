@@ -6,7 +6,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"unicode"
+
+	"github.com/bo-agent/sandbox-local/internal/winpath"
 )
 
 // This file holds the Windows path rules in plain Go, so they behave the
@@ -274,26 +275,13 @@ func WirePath(p string) (string, error) {
 }
 
 // Key returns the comparison key of a canonical path: NTFS compares names
-// case-insensitively by simple upper-casing, and so does Key.
-func Key(canonicalPath string) string {
-	return strings.Map(unicode.ToUpper, canonicalPath)
-}
+// case-insensitively by simple upper-casing, and so does Key
+// (winpath.Key).
+func Key(canonicalPath string) string { return winpath.Key(canonicalPath) }
 
 // Within reports whether the canonical path p is root or lies beneath it,
-// comparing case-insensitively and by whole components (C:\Tempest is not
-// within C:\Temp). It is vocab.Within's question for Windows paths, which
-// that one cannot answer: names compare case-insensitively (by Key),
-// separators are backslashes, and a root (C:\, a share) ends in one.
-func Within(p, root string) bool {
-	kp, kr := Key(p), Key(root)
-	if kp == kr {
-		return true
-	}
-	if !strings.HasSuffix(kr, `\`) {
-		kr += `\`
-	}
-	return strings.HasPrefix(kp, kr)
-}
+// case-insensitively and by whole components (winpath.Within).
+func Within(p, root string) bool { return winpath.Within(p, root) }
 
 // join appends the relative path rel (either separator) to the canonical
 // directory dir and cleans the result.

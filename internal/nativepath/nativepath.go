@@ -8,18 +8,18 @@ import (
 	"runtime"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
-	"github.com/bo-agent/sandbox-local/winacl"
+	"github.com/bo-agent/sandbox-local/internal/winpath"
 )
 
 // Within reports whether the absolute path p is root or lies beneath it,
 // by whole components (p == root counts); both are cleaned first. On
-// Windows it is winacl.Within, since names there compare case-insensitively
+// Windows it is winpath.Within, since names there compare case-insensitively
 // and roots are drives or shares; elsewhere it is vocab.Within, the one
 // predicate for slash paths.
 func Within(p, root string) bool {
 	p, root = filepath.Clean(p), filepath.Clean(root)
 	if runtime.GOOS == "windows" {
-		return winacl.Within(p, root)
+		return winpath.Within(p, root)
 	}
 	return vocab.Within(p, root)
 }
