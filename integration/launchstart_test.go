@@ -251,6 +251,7 @@ func commandEnviron(t *testing.T, s *sbx, env []string) ([]string, *sandbox.Wrap
 	t.Helper()
 	req := sandboxRequest(s.policy(), "/usr/bin/env", "-0")
 	req.Env = env
+	req.Policy.Caches.Off = true // the wrap's cache variables are not what is compared
 	w, err := s.p.Wrap(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +394,7 @@ func TestCLIGivesTheCommandHeldVariables(t *testing.T) {
 		t.Run(runner, func(t *testing.T) {
 			s := newSbx(t, runner)
 			for _, extra := range [][]string{nil, {"--json-report", filepath.Join(s.base, "report.json")}} {
-				args := append(append([]string{"--runner", runner, "--workspace", s.ws}, extra...), "--", "/usr/bin/env", "-0")
+				args := append(append([]string{"--runner", runner, "--workspace", s.ws, "--no-caches"}, extra...), "--", "/usr/bin/env", "-0")
 				cmd := exec.Command(bin, args...)
 				cmd.Dir, cmd.Env = s.ws, append(env, vocab.HeldEnvPrefix+"INJECTED=1")
 				out, err := cmd.Output()

@@ -7,10 +7,13 @@
 package integration
 
 import (
+	"math"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/bo-agent/sandbox-local/launcher"
+	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -26,6 +29,8 @@ func TestMain(m *testing.M) {
 		os.Exit(jobShell(os.Args[2:]))
 	}
 	code := m.Run()
+	// The cache dirs the cases' wraps made for their workspaces, all gone.
+	sandbox.PruneCaches(sandbox.CachesRoot(nil), time.Duration(math.MaxInt64))
 	if helpersDir != "" {
 		os.RemoveAll(helpersDir)
 	}

@@ -36,7 +36,9 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 		pol.DenyDomains = []string{sbxDenyWins}
 		pol.AllowPrivateDestinations = true // every test name is 127.0.0.1
 		ca := w.CA.File
-		env := []string{"PATH=" + filepath.Dir(goBin) + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C",
+		home := t.TempDir()
+		removableAtCleanup(t, home) // the workspace's module cache is below it
+		env := []string{"PATH=" + filepath.Dir(goBin) + ":" + os.Getenv("PATH"), "HOME=" + home, "LANG=C",
 			"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 			"SSL_CERT_FILE=" + ca, "CURL_CA_BUNDLE=" + ca, "GIT_SSL_CAINFO=" + ca, "NODE_EXTRA_CA_CERTS=" + ca,
 			"npm_config_cafile=" + ca, "REQUESTS_CA_BUNDLE=" + ca}
@@ -57,9 +59,12 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 			return strings.Join(names, ",")
 		}
 		const big = 64 << 20
-		goDownload := func(goproxy string) string {
+		// Into the workspace's module cache, the default (kept across
+		// runs), or into $TMPDIR for the denied case, which must find
+		// nothing there.
+		goDownload := func(goproxy, caches string) string {
 			return `export GOPROXY=` + goproxy + ` GOSUMDB=off GONOSUMDB=` + sbxModule +
-				` GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE="$TMPDIR/mod" GOCACHE="$TMPDIR/cache" GOPATH="$TMPDIR/gopath"; ` +
+				` GOFLAGS=-mod=mod GOTOOLCHAIN=local ` + caches + `; ` +
 				goBin + ` mod download -json ` + sbxModule + `@` + sbxModVer
 		}
 		for _, c := range []struct {
@@ -75,8 +80,8 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 			{"curl around the proxy", `curl -sS --max-time 10 --noproxy '*' --resolve ` + sbxAllowed + `:` + portOf(w.HTTPS) + `:127.0.0.1 ` + at(w.HTTPS, sbxAllowed, "/hello"), "", "", false},
 			{"git clone over https", `git clone -q ` + at(w.Git, sbxAllowed, "/repo.git") + ` "$TMPDIR/c" && git -C "$TMPDIR/c" rev-parse HEAD`, w.GitHead + "\n", "", true},
 			{"git clone, denied", `git clone -q ` + at(w.Git, sbxOther, "/repo.git") + ` "$TMPDIR/c"`, "", sbxOther, false},
-			{"go mod download", goDownload(at(w.GoProxy, sbxAllowed, "")), "", "", true},
-			{"go mod download, denied", goDownload(at(w.GoProxy, sbxOther, "")), "", sbxOther, false},
+			{"go mod download", goDownload(at(w.GoProxy, sbxAllowed, ""), ""), "", "", true},
+			{"go mod download, denied", goDownload(at(w.GoProxy, sbxOther, ""), `GOMODCACHE="$TMPDIR/mod" GOCACHE="$TMPDIR/cache" GOPATH="$TMPDIR/gopath"`), "", sbxOther, false},
 			{"python urllib", `python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("` + at(w.HTTPS, sbxAllowed, "/hello") + `").read().decode())'`, helloBody, "", true},
 			{"python urllib, denied", `python3 -c 'import urllib.request; urllib.request.urlopen("` + at(w.HTTPS, sbxOther, "/hello") + `")'`, "", sbxOther, false},
 			{"npm view", `npm_config_cache="$TMPDIR/npm" npm_config_fetch_retries=0 npm_config_update_notifier=false npm view --registry ` + at(w.NPM, sbxAllowed, "/") + ` ` + sbxNPMPkg + ` version`, sbxNPMVer + "\n", "", true},
@@ -93,9 +98,9 @@ func TestRealClientsInTheSandbox(t *testing.T) {
 				t.Errorf("%s: blocked %q, want %q", c.name, blocked(wr), c.blocked)
 			}
 			if c.name == "go mod download" && r.code == 0 {
-				var dl struct{ Sum, Error string }
-				if err := json.Unmarshal([]byte(r.stdout), &dl); err != nil || dl.Sum != w.ModSum {
-					t.Errorf("go mod download: %v %+v, want Sum %s", err, dl, w.ModSum)
+				var dl struct{ Sum, Error, Dir string }
+				if err := json.Unmarshal([]byte(r.stdout), &dl); err != nil || dl.Sum != w.ModSum || wr.CacheDir == "" || !strings.HasPrefix(dl.Dir, wr.CacheDir+"/") {
+					t.Errorf("go mod download: %v %+v, want Sum %s, in the sandbox's cache %s", err, dl, w.ModSum, wr.CacheDir)
 				}
 			}
 			if after := w.Hits.Get(sbxOther) + w.Hits.Get(sbxDenyWins); after != before {

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,8 @@ import (
 
 // sessionStep is one thing an agent does in a project: a shell snippet run
 // in the workspace, and the line it must print. Scratch goes to the wrap's
-// TMPDIR; Go's build cache to SESSIONCACHE, a directory the policy makes
-// writable, as docs/policy.md recommends for caches that should outlive a
-// command.
+// TMPDIR; the toolchains' caches (Go's, npm's, cargo's) to the
+// workspace's own, which the default policy gives.
 type sessionStep struct {
 	tool, script, want string
 }
@@ -27,11 +27,11 @@ func sessionSteps() []sessionStep {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	return []sessionStep{
 		{"git", `git init -q && git add -A && git -c user.email=a@b -c user.name=a commit -qm init && git log --oneline | wc -l`, "1"},
-		{goBin, `export GOCACHE="SESSIONCACHE/go" GOPATH="$TMPDIR/gopath" GOTOOLCHAIN=local GOFLAGS=; ` + goBin + ` build -o "$TMPDIR/app" . && ` + goBin + ` test ./... >/dev/null && "$TMPDIR/app"`, "hello"},
+		{goBin, `export GOTOOLCHAIN=local GOFLAGS=; ` + goBin + ` build -o "$TMPDIR/app" . && ` + goBin + ` test ./... >/dev/null && "$TMPDIR/app"`, "hello"},
 		{"make", `make -s hello`, "made"},
-		{"npm", `npm_config_cache="$TMPDIR/npm" npm test --silent`, "tested"},
+		{"npm", `npm test --silent`, "tested"},
 		{"python3", `python3 -m venv "$TMPDIR/venv" && "$TMPDIR/venv/bin/pip" --version >/dev/null && "$TMPDIR/venv/bin/python" -c 'print("venv")'`, "venv"},
-		{"cargo", `cd crate && CARGO_HOME="$TMPDIR/cargo" CARGO_TARGET_DIR="$TMPDIR/target" cargo build -q --offline && "$TMPDIR/target/debug/crate"`, "crated"},
+		{"cargo", `cd crate && CARGO_TARGET_DIR="$TMPDIR/target" cargo build -q --offline && "$TMPDIR/target/debug/crate"`, "crated"},
 	}
 }
 
@@ -60,10 +60,8 @@ func writeProject(t *testing.T, dir string) {
 // in a copy of the project (a tool this machine or this user lacks is
 // left out, and said so).
 func TestAgentSession(t *testing.T) {
-	cache := t.TempDir()
 	var steps []sessionStep
 	for _, st := range sessionSteps() {
-		st.script = strings.ReplaceAll(st.script, "SESSIONCACHE", cache)
 		ctl := t.TempDir()
 		writeProject(t, ctl)
 		tmp := t.TempDir()
@@ -82,14 +80,31 @@ func TestAgentSession(t *testing.T) {
 	}
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		writeProject(t, s.ws)
-		pol := s.policy()
-		pol.WritableRoots = []string{cache}
 		for _, st := range steps {
-			r := s.run(pol, "/bin/sh", "-c", st.script)
+			r := s.run(s.policy(), "/bin/sh", "-c", st.script)
 			if r.code != 0 || lastLine(r.stdout) != st.want {
 				t.Errorf("%s under %s: exit %d stdout %q stderr %.600q", filepath.Base(st.tool), s.runner, r.code, r.stdout, r.stderr)
 			}
+			removeCacheDir(t, r.w.CacheDir)
 		}
+	})
+}
+
+// removeCacheDir removes a test workspace's cache dir (under the user's
+// own cache dir) at the end of the test, its read-only directories too.
+func removeCacheDir(t *testing.T, dir string) {
+	if dir == "" || !strings.Contains(dir, string(filepath.Separator)+"sandbox-local"+string(filepath.Separator)) {
+		return
+	}
+	t.Cleanup(func() {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(dir)
+		os.Remove(dir + ".json")
 	})
 }
 

@@ -14,8 +14,10 @@
 // failure before exec it prints one line "NAME: fatal: [TOKEN] reason" on
 // stderr and exits 125. On darwin, argv[1] "seatbelt-run" is the step
 // sandbox-exec starts inside the applied sandbox: it reports the sandbox
-// applied and execs the command (see seatbeltStep). Otherwise Init returns
-// false at once.
+// applied and execs the command (see seatbeltStep). With argv[1]
+// "sandbox-local-gocacheprog" it serves the go command's build cache
+// inside the sandbox (package internal/gocacheprog, named by the wrap's
+// GOCACHEPROG) and exits. Otherwise Init returns false at once.
 //
 // ns-run (the namespaces runner) never gets as far as Init: it is C that
 // runs from a constructor before the Go runtime starts (ns_stage1_linux.c,
@@ -26,6 +28,9 @@
 package launcher
 
 import (
+	"os"
+
+	"github.com/bo-agent/sandbox-local/internal/gocacheprog"
 	"github.com/bo-agent/sandbox-local/internal/selfexe"
 	"github.com/moby/sys/reexec"
 )
@@ -44,6 +49,9 @@ func Init() bool {
 	selfexe.MarkInit()
 	if argvLauncher() {
 		return true
+	}
+	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Arg {
+		os.Exit(gocacheprog.Main(os.Args[2:]))
 	}
 	return reexec.Init()
 }

@@ -244,7 +244,7 @@ func TestWrapWithholdsEnv(t *testing.T) {
 	caller := []string{"A=1", "GITHUB_TOKEN=t", "LD_PRELOAD=/x.so", vocab.TokenEnv + "=forged", vocab.HeldEnvPrefix + "X=1"}
 	for _, start := range []EnvStart{EnvInherit, EnvEmpty} {
 		w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: caller,
-			Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir(), Env: EnvPolicy{Start: start}}})
+			Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir(), Env: EnvPolicy{Start: start}, Caches: CachePolicy{Off: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}

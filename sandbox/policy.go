@@ -117,6 +117,10 @@ type Policy struct {
 	// Limits bounds the processes, memory and temp dir size of the
 	// command; the zero value holds only DefaultMaxProcesses.
 	Limits Limits `json:"limits,omitzero"`
+	// Caches says where the toolchains keep their caches; the zero value
+	// gives the workspace caches of the sandbox's own (Wrapped.Caches
+	// names them).
+	Caches CachePolicy `json:"caches,omitzero"`
 }
 
 // Request is one command to wrap.
@@ -154,6 +158,7 @@ type resolved struct {
 	network       netPolicy
 	requireFull   bool
 	limits        Limits
+	caches        *cachePlan
 }
 
 // Validate checks r as Wrap does before it selects a runner: the
@@ -325,6 +330,9 @@ func validate(req Request) (*resolved, error) {
 		env = os.Environ()
 	}
 	r.env, r.withheldEnv = buildEnv(env, p.Env, socketAllowed(p.AllowUnixSockets, r.unixSockets))
+	if r.caches, err = planCaches(p, ws, env); err != nil {
+		return nil, err
+	}
 
 	r.dir = ws
 	if req.Dir != "" {

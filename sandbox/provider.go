@@ -107,6 +107,9 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := prepareCaches(r); err != nil {
+		return nil, err
+	}
 	token, err := vocab.NewToken()
 	if err != nil {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
@@ -152,6 +155,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		}
 		w.LaunchEnv = append(w.LaunchEnv, v.name+"="+filepath.Join(w.TempDir, v.subdir))
 	}
+	w.LaunchEnv = append(w.LaunchEnv, w.cacheVars(r, spec)...)
 	w.LaunchEnv = append(append(w.LaunchEnv, w.netVars...), l.env...)
 	if w.RunnerFailure.Kind == RuleExitAndLine {
 		// The launcher reads the token that signs its fatal line here, and

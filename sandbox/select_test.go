@@ -169,7 +169,7 @@ func TestWrapEnvironment(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	p := &Provider{cands: []runner{&fakeRunner{n: "fake"}}, fsys: osFS{}}
 	w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: []string{"A=1", "TMPDIR=/old", "B=2"},
-		Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
+		Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir(), Caches: CachePolicy{Off: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,15 @@ type Wrapped struct {
 	// default process limit), each with the mechanism that holds it here,
 	// or none and why.
 	Limits []Limit `json:"limits,omitempty"`
+	// CacheDir is the directory of the toolchains' caches (Policy.Caches):
+	// the workspace's own, kept across runs, or one below TempDir.
+	CacheDir string `json:"cache_dir,omitempty"`
+	// Caches names each tool's cache variables the wrap set (they are in
+	// LaunchEnv too), and the user's caches read to warm them.
+	Caches []CacheUse `json:"caches,omitempty"`
+	// CacheNote says why the caches are below TempDir although the
+	// policy would keep them across runs.
+	CacheNote string `json:"cache_note,omitempty"`
 
 	cleanupOnce sync.Once
 	cleanupErr  error

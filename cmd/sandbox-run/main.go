@@ -9,9 +9,11 @@
 //	            [--json-report FILE] [--report-launch] [--quiet] [--kill-after DURATION]
 //	            [--policy FILE] [--print-policy]
 //	            [--clearenv | --minimal-env] [--keep-env NAME]... [--unsetenv NAME]... [--setenv NAME=VALUE]...
+//	            [--allow-registry go|npm|pip|cargo]... [--no-caches | --cache-dir DIR] [--no-cache TOOL]... [--no-cache-warm]
 //	            -- CMD [ARG...]
 //	sandbox-run explain [flags] PATH...
 //	sandbox-run doctor [--json]
+//	sandbox-run cache list [--json] | cache prune [--unused DURATION] [--all]
 //	sandbox-run --version
 //
 // explain says, for each PATH, what the policy the flags make allows there
@@ -47,6 +49,14 @@
 // after the run a note on stderr (and the report's outcome.blocked) names
 // each refused destination. --allow-local-port PORT lets the command reach
 // a server on the host's loopback at 127.0.0.1:PORT.
+//
+// The toolchains' caches (Go, pip, uv, npm, pnpm, yarn, cargo, ccache,
+// XDG_CACHE_HOME) are the workspace's own, below
+// <user cache dir>/sandbox-local/caches, warmed from the user's Go caches
+// read-only (docs/policy.md, "Caches"); --no-caches, --cache-dir,
+// --no-cache and --no-cache-warm change that, and `sandbox-run cache`
+// lists and prunes them. --allow-registry NAME allows the names a
+// toolchain's registry needs, as --allow-domain.
 //
 // The command gets this process's environment without the variables that
 // look like credentials (GITHUB_TOKEN, AWS_*, *_API_KEY, ...; the rule is
@@ -254,6 +264,9 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(args[1:], stdout, stderr), 0
 	}
+	if len(args) > 0 && args[0] == "cache" {
+		return cacheCmd(args[1:], stdout, stderr), 0
+	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
 		fmt.Fprintln(stdout, versionLine())
 		return 0, 0
@@ -285,6 +298,13 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var allowDomains, denyDomains listFlag
 	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a `NAME` the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
 	fs.Var(&denyDomains, "deny-domain", "a `NAME` refused even where --allow-domain allows it (repeatable)")
+	var allowRegistries listFlag
+	fs.Var(&allowRegistries, "allow-registry", "the names a toolchain's registry (`NAME`) needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)")
+	noCaches := fs.Bool("no-caches", false, "leave the tools' cache variables as they are (their caches are the user's own, read-only): no caches of the sandbox's own")
+	cacheDir := fs.String("cache-dir", "", "keep the tools' caches in `DIR` (created, made writable) instead of the workspace's own under the user cache dir")
+	var noCache listFlag
+	fs.Var(&noCache, "no-cache", "leave this `TOOL`'s cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)")
+	noCacheWarm := fs.Bool("no-cache-warm", false, "read none of the user's caches (Go's module downloads and build cache) to warm the sandbox's")
 	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
 	var localPorts portsFlag
 	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
@@ -317,6 +337,14 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if *killAfter < 0 {
 		fmt.Fprintf(stderr, "sandbox-run: %s: --kill-after %v is negative\n", sandbox.CodeInvalidPolicy, *killAfter)
 		return vocab.FatalExit, 0
+	}
+	for _, name := range allowRegistries {
+		d, ok := sandbox.RegistryDomains(name)
+		if !ok {
+			fmt.Fprintf(stderr, "sandbox-run: %s: --allow-registry %q: want one of %s\n", sandbox.CodeInvalidPolicy, name, strings.Join(sandbox.Registries(), ", "))
+			return vocab.FatalExit, 0
+		}
+		allowDomains = append(allowDomains, d...)
 	}
 	networkGiven := false
 	fs.Visit(func(f *flag.Flag) { networkGiven = networkGiven || f.Name == "network" })
@@ -389,6 +417,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			RequireFull:              *requireFull,
 			Limits:                   sandbox.Limits{MaxProcesses: *maxProcesses, MaxMemory: int64(maxMemory), MaxTempSize: int64(maxTempSize)},
 			Env:                      envPolicy,
+			Caches:                   sandbox.CachePolicy{Off: *noCaches, Dir: absolute(*cacheDir), Skip: noCache, NoWarm: *noCacheWarm},
 		},
 	}
 	if *policyFile != "" {
@@ -622,7 +651,8 @@ func (c *capture) kept() []byte {
 // runReport is what --json-report writes: first what a reader wants to
 // know (the runner, how complete the confinement was and why not, the
 // resource limits in force, what
-// happened and what was refused, what was withheld, the policy), then the
+// happened and what was refused, what was withheld, the toolchains'
+// caches, the policy), then the
 // launch itself (the launcher's path and arguments, the environment rule)
 // only with --report-launch, since its arguments run to kilobytes.
 type runReport struct {
@@ -632,6 +662,9 @@ type runReport struct {
 	Limits      []sandbox.Limit     `json:"limits,omitempty"`
 	Outcome     sandbox.Outcome     `json:"outcome"`
 	WithheldEnv []string            `json:"withheld_env,omitempty"`
+	CacheDir    string              `json:"cache_dir,omitempty"`
+	Caches      []sandbox.CacheUse  `json:"caches,omitempty"`
+	CacheNote   string              `json:"cache_note,omitempty"`
 	Policy      sandbox.Policy      `json:"policy"`
 	Wrap        *sandbox.Wrapped    `json:"wrap,omitempty"`
 }
@@ -760,7 +793,7 @@ const stderrDrain = 2 * time.Second
 // writeReport writes the wrap and its outcome to the report file.
 func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, stderr io.Writer) {
 	out := runReport{Runner: w.Runner, Enforcement: w.Enforcement, Gaps: w.Gaps, Limits: w.Limits, Outcome: outcome,
-		WithheldEnv: w.WithheldEnv, Policy: rep.policy}
+		WithheldEnv: w.WithheldEnv, CacheDir: w.CacheDir, Caches: w.Caches, CacheNote: w.CacheNote, Policy: rep.policy}
 	if rep.launch {
 		out.Wrap = w
 	}

@@ -35,6 +35,7 @@ var policyFlags = map[string][]string{
 	"require_full":               {"require-full"},
 	"limits":                     {"max-processes", "max-memory", "max-temp-size"},
 	"env":                        {"keep-env", "unsetenv", "setenv", "clearenv", "minimal-env"},
+	"caches":                     {"no-caches", "cache-dir", "no-cache", "no-cache-warm"},
 }
 
 // writableHolder returns the root of pol a command may write (the
