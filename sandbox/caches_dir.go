@@ -74,6 +74,9 @@ func prepareCaches(r *resolved) error {
 // on the way inside a writable root (planted by an earlier command) is
 // refused.
 func ensureCacheDir(dir string, writable []string) (string, error) {
+	if err := reachableByOwnerBits(dir); err != nil {
+		return "", err
+	}
 	root := filepath.Dir(dir)
 	for _, d := range []string{filepath.Dir(root), root, dir} {
 		if err := privdir.Ensure(d); err != nil {
