@@ -317,10 +317,7 @@ func hgSpace(c byte) bool { return strings.IndexByte(" \t\r\n\f\v", c) >= 0 }
 // hgProgram is the file a Mercurial setting that runs a program names by
 // a path (relative to the root), or "": a [hooks] command or
 // python:PATH:function hook, an [extensions] module loaded from a path,
-// a shell alias ([alias] x = !./tools/x.sh), ui.editor, ui.merge, ui.ssh,
-// pager.pager, a merge tool's executable ([merge-tools] x.executable), an
-// extdiff command, email.method, gpg.cmd and a fix tool's command
-// ([fix] x:command).
+// and the settings hgCommandKey lists.
 func hgProgram(section, key, value, root string) string {
 	switch section {
 	case "hooks":
@@ -344,16 +341,23 @@ func hgProgram(section, key, value, root string) string {
 }
 
 // hgCommandKey reports whether a Mercurial setting other than [hooks] and
-// [extensions] names a program hg runs.
+// [extensions] names a program hg runs: ui.editor, ui.merge, ui.patch,
+// ui.ssh, pager.pager, email.method, gpg.cmd, rhg.fallback-executable, a
+// shell alias, [merge-patterns], a merge tool's executable ([merge-tools]
+// and [partial-merge-tools] x.executable), an extdiff command and a fix
+// tool's command ([fix] x:command). (hg help config; [web], read by hg
+// serve, names none.)
 func hgCommandKey(section, key, value string) bool {
 	switch section + "." + key {
-	case "ui.editor", "ui.merge", "ui.ssh", "pager.pager", "email.method", "gpg.cmd":
+	case "ui.editor", "ui.merge", "ui.patch", "ui.ssh", "pager.pager", "email.method", "gpg.cmd", "rhg.fallback-executable":
 		return true
 	}
 	switch section {
 	case "alias":
 		return value[0] == '!' // a shell alias; others are hg commands
-	case "merge-tools":
+	case "merge-patterns": // a merge tool's name, or its program
+		return true
+	case "merge-tools", "partial-merge-tools":
 		return strings.HasSuffix(key, ".executable")
 	case "extdiff":
 		return !strings.HasPrefix(key, "opts.") && !strings.HasPrefix(key, "gui.")

@@ -61,7 +61,8 @@ func TestVCSProtectedPaths(t *testing.T) {
 		"[pager]\npager = ./tools/pager.sh\n[merge-tools]\nkd.executable = ./tools/kd.sh\nkd.args = ./tools/not-a-program\n"+
 		"[extdiff]\ncmd.vd = ./tools/vd.sh\nopts.vd = ./tools/not-a-program\n[fix]\nfmt:command = ./tools/fmt.sh\n"+
 		"[email]\nmethod = ./tools/sendmail.sh\n[gpg]\ncmd = ./tools/gpg.sh\n"+
-		"[web]\nstyle = ./tools/not-a-program\n")
+		"[merge-patterns]\n**.c = ./tools/mp.sh\n[partial-merge-tools]\npm.executable = ./tools/pm.sh\n"+
+		"[rhg]\nfallback-executable = ./tools/rhg.sh\n[web]\nstyle = ./tools/not-a-program\n")
 	// A bare repository and a repository's .git given as roots.
 	bare := filepath.Join(base, "bare.git")
 	mkfile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
@@ -89,7 +90,7 @@ func TestVCSProtectedPaths(t *testing.T) {
 		{"hgrc continuation lines and program keys", []string{hgc}, []string{
 			"hgc/tools/cont.sh", "hgc/tools/second.sh", "hgc/tools/after-true.sh", "hgc/tools/alias.sh", "hgc/tools/editor.sh",
 			"hgc/tools/merge.sh", "hgc/tools/ssh.sh", "hgc/tools/pager.sh", "hgc/tools/kd.sh", "hgc/tools/vd.sh", "hgc/tools/fmt.sh",
-			"hgc/tools/sendmail.sh", "hgc/tools/gpg.sh",
+			"hgc/tools/sendmail.sh", "hgc/tools/gpg.sh", "hgc/tools/mp.sh", "hgc/tools/pm.sh", "hgc/tools/rhg.sh",
 		}, []string{"hgc/tools/not-a-program", "hgc/true"}},
 		{".hg a symlink", []string{linked}, []string{"linked/.hg"}, []string{"linked/.hg/hgrc"}},
 		{"others", []string{others}, []string{
