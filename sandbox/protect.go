@@ -44,6 +44,9 @@ var gitSurface = []string{"hooks", "config", "commondir", "config.worktree"}
 //   - a .git that is a file (a worktree or submodule checkout): the file
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
 //     git dir it names;
+//   - the .git file of every submodule checked out at Wrap (named by a
+//     module git dir's core.worktree or by .gitmodules), so that git status
+//     at the top cannot be led to another git dir (checkoutPointers);
 //   - what a protected config points at: core.hooksPath (husky keeps hooks
 //     in the worktree) and the files of include.path and includeIf.*.path,
 //     and a program a config command names by a path (alias.x =
