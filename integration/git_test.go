@@ -4,6 +4,7 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,5 +264,47 @@ func TestConfigProgramsGitReads(t *testing.T) {
 			wantDenied(t, "rewrite "+p, s.tool(s.policy(), "append", target))
 		}
 		wantOK(t, "control: the rest of the worktree is writable", s.tool(s.policy(), "write", filepath.Join(s.ws, "notes")))
+	})
+}
+
+// TestGitSubmodulePointer: a checked-out submodule's .git is a file
+// naming its git dir (.git/modules/sub), whose config is protected. A
+// command that copies that git dir, sets core.fsmonitor in the copy and
+// re-points sub/.git at it would have the user's next git status at the
+// top (which looks into every checked-out submodule) run that program.
+// Under namespaces sub/.git is read-only (EROFS) and git status runs
+// nothing, while fetching and checking out in the submodule and
+// committing the bump still work inside the sandbox (git submodule
+// update does not: it rewrites core.worktree in the module's protected
+// config); the positive control runs the same plant unconfined and git
+// status runs the program. Under landlock sub/.git is a reported gap.
+func TestGitSubmodulePointer(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		src := filepath.Join(s.base, "subsrc")
+		gitRepo(t, src)
+		git(t, src, "commit", "-q", "--allow-empty", "-m", "one")
+		gitRepo(t, s.ws)
+		git(t, s.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+		git(t, s.ws, "commit", "-q", "-m", "add sub")
+		git(t, src, "commit", "-q", "--allow-empty", "-m", "two")
+		pointer := filepath.Join(s.ws, "sub", ".git")
+		marker := filepath.Join(s.base, "fsmonitor-ran")
+		plant := fmt.Sprintf("rm -rf sub/evil && mkdir sub/evil && cp -r .git/modules/sub/. sub/evil/ && "+
+			"git config -f sub/evil/config core.fsmonitor 'touch %s; false' && "+
+			"git config -f sub/evil/config core.worktree .. && echo 'gitdir: evil' > sub/.git", marker)
+		pol := s.policy()
+		if !s.traits().enforcesReadOnly {
+			wantGaps(t, s, pol, pointer)
+			return
+		}
+		before, _ := os.ReadFile(pointer)
+		wantPlantRefused(t, s, pol, "re-point sub/.git", plant)
+		wantContent(t, pointer, string(before))
+		r := s.run(pol, "/bin/sh", "-c", "git -C sub fetch -q origin && git -C sub checkout -q FETCH_HEAD && "+
+			"git -C sub log --oneline | wc -l && git add sub && git commit -qm bump && git log --oneline | wc -l")
+		if r.code != 0 || r.stdout != "2\n2\n" {
+			t.Fatalf("update the submodule and commit the bump in the sandbox: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+		wantNextCommandClean(t, s.ws, plant, "git status", marker)
 	})
 }

@@ -125,6 +125,58 @@ func TestMercurialHgrc(t *testing.T) {
 	})
 }
 
+// hgScript is a script (tools/NAME.sh) an hgrc names, and the user's
+// next command, which runs it.
+type hgScript struct{ name, content, next string }
+
+// wantHgScriptsProtected makes an hg repository in the workspace whose
+// .hg/hgrc is hgrc, with each script executable, and asserts that each is
+// read-only under namespaces: appending to it fails with EROFS and leaves
+// it as it was, the rest of tools/ stays writable, and the user's next
+// command runs nothing it wrote, while the same append unconfined does
+// run (wantNextCommandClean). Under landlock each script, and each of
+// also, is a reported gap. It returns whether the runner enforces.
+func wantHgScriptsProtected(t *testing.T, s *sbx, hgrc string, scripts []hgScript, also ...string) bool {
+	t.Helper()
+	onHost(t, s.ws, "hg init && echo f > f && hg add -q f")
+	write(t, filepath.Join(s.ws, ".hg", "hgrc"), hgrc)
+	gaps := also
+	for _, c := range scripts {
+		p := filepath.Join(s.ws, "tools", c.name+".sh")
+		write(t, p, c.content)
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gaps = append(gaps, p)
+	}
+	pol := s.policy()
+	if !s.traits().enforcesReadOnly {
+		wantGaps(t, s, pol, gaps...)
+		return false
+	}
+	for _, c := range scripts {
+		p := filepath.Join(s.ws, "tools", c.name+".sh")
+		marker := filepath.Join(s.base, c.name+"-ran")
+		plant := fmt.Sprintf("echo 'touch %s' >> %s", marker, p)
+		before, _ := os.ReadFile(p)
+		wantPlantRefused(t, s, pol, "append to tools/"+c.name+".sh", plant)
+		wantContent(t, p, string(before))
+		wantNextCommandClean(t, s.ws, plant, c.next, marker, "HGEDITOR=")
+	}
+	wantOK(t, "control: the rest of tools/ is writable", s.tool(pol, "write", filepath.Join(s.ws, "tools", "other.sh")))
+	return true
+}
+
+// wantPlantRefused runs plant, a shell script, in the sandbox and asserts
+// that it failed on a read-only file.
+func wantPlantRefused(t *testing.T, s *sbx, pol sandbox.Policy, what, plant string) {
+	t.Helper()
+	r := s.run(pol, "/bin/sh", "-c", plant)
+	if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+		t.Fatalf("%s: exit %d stderr %q, want Read-only file system", what, r.code, r.stderr)
+	}
+}
+
 // TestMercurialHookScript: a present hgrc whose hook runs a script kept
 // in the worktree (and an %include'd config there) has that script and
 // config protected too, like git's config programs: under namespaces the
@@ -134,28 +186,42 @@ func TestMercurialHgrc(t *testing.T) {
 func TestMercurialHookScript(t *testing.T) {
 	needTool(t, "hg", "mercurial")
 	forEachRunner(t, func(t *testing.T, s *sbx) {
-		onHost(t, s.ws, "hg init")
-		write(t, filepath.Join(s.ws, ".hg", "hgrc"), "[hooks]\npre-status = ./tools/status-hook.sh\n%include ../team.rc\n")
-		write(t, filepath.Join(s.ws, "team.rc"), "[ui]\nusername = t\n")
-		script := filepath.Join(s.ws, "tools", "status-hook.sh")
-		write(t, script, "#!/bin/sh\ntrue\n")
-		if err := os.Chmod(script, 0o755); err != nil {
-			t.Fatal(err)
+		rc := filepath.Join(s.ws, "team.rc")
+		write(t, rc, "[ui]\nusername = t\n")
+		if wantHgScriptsProtected(t, s, "[hooks]\npre-status = ./tools/status-hook.sh\n%include ../team.rc\n",
+			[]hgScript{{"status-hook", "#!/bin/sh\ntrue\n", "hg status"}}, rc) {
+			wantDenied(t, "rewrite the included config", s.tool(s.policy(), "append", rc), "EROFS")
 		}
-		marker := filepath.Join(s.base, "hook-script-ran")
-		plant := fmt.Sprintf("echo 'touch %s' >> tools/status-hook.sh", marker)
-		pol := s.policy()
-		if !s.traits().enforcesReadOnly {
-			wantGaps(t, s, pol, script, filepath.Join(s.ws, "team.rc"))
-			return
-		}
-		r := s.run(pol, "/bin/sh", "-c", plant)
-		if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
-			t.Fatalf("append to the hook script: exit %d stderr %q, want Read-only file system", r.code, r.stderr)
-		}
-		wantDenied(t, "rewrite the included config", s.tool(pol, "append", filepath.Join(s.ws, "team.rc")), "EROFS")
-		wantOK(t, "control: the rest of tools/ is writable", s.tool(pol, "write", filepath.Join(s.ws, "tools", "other.sh")))
-		wantNextCommandClean(t, s.ws, plant, "hg status", marker)
+	})
+}
+
+// TestMercurialHookContinuation: Mercurial reads a key with an empty
+// value followed by an indented line as set to that line, so
+// "pre-status =" then "  ./tools/cont.sh" makes tools/cont.sh the hook.
+// Under namespaces that script is read-only (EROFS) and the user's next
+// hg status runs nothing the command wrote; the positive control appends
+// unconfined and hg status runs it. Under landlock it is a reported gap.
+func TestMercurialHookContinuation(t *testing.T) {
+	needTool(t, "hg", "mercurial")
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantHgScriptsProtected(t, s, "[hooks]\npre-status =\n  ./tools/cont.sh\n",
+			[]hgScript{{"cont", "#!/bin/sh\ntrue\n", "hg status"}})
+	})
+}
+
+// TestMercurialProgramKeys: besides [hooks], an hgrc runs a program named
+// by a shell alias ([alias] st2 = !./tools/alias.sh, on hg st2) and by
+// ui.editor (on hg commit without -m). Under namespaces both scripts are
+// read-only and the user's next hg st2 and hg commit run nothing the
+// command wrote; the positive controls append unconfined and those
+// commands run it. Under landlock both are reported gaps.
+func TestMercurialProgramKeys(t *testing.T) {
+	needTool(t, "hg", "mercurial")
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		wantHgScriptsProtected(t, s, "[alias]\nst2 = !./tools/alias.sh\n[ui]\neditor = ./tools/editor.sh\n", []hgScript{
+			{"alias", "#!/bin/sh\ntrue\n", "hg st2"},
+			{"editor", "#!/bin/sh\necho from-the-editor > \"$1\"\n", "echo g >> f && hg commit -q -u t"},
+		})
 	})
 }
 

@@ -44,6 +44,9 @@ var gitSurface = []string{"hooks", "config", "commondir", "config.worktree"}
 //   - a .git that is a file (a worktree or submodule checkout): the file
 //     itself, so it cannot be pointed elsewhere, and the same surface in the
 //     git dir it names;
+//   - the .git file of every submodule checked out at Wrap (named by a
+//     module git dir's core.worktree or by .gitmodules), so that git status
+//     at the top cannot be led to another git dir (checkoutPointers);
 //   - what a protected config points at: core.hooksPath (husky keeps hooks
 //     in the worktree) and the files of include.path and includeIf.*.path,
 //     and a program a config command names by a path (alias.x =
@@ -253,6 +256,7 @@ func gitDirProtected(fsys fileSystem, gitdir, worktree string, hooks *[]string) 
 	out = append(out, userConfigTargets(fsys, worktree, hooks)...)
 	budget := maxGitDirs
 	out = append(out, nestedGitDirs(fsys, filepath.Join(gitdir, "modules"), &budget, 0)...)
+	out = append(out, checkoutPointers(fsys, filepath.Join(worktree, ".gitmodules"), "submodule", "path", worktree)...)
 	if ents, err := fsys.ReadDir(filepath.Join(gitdir, "worktrees")); err == nil {
 		for _, e := range ents {
 			if e.IsDir() && budget > 0 {
@@ -339,10 +343,41 @@ func nestedGitDirs(fsys fileSystem, dir string, budget *int, depth int) []string
 		if fi, err := fsys.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			*budget--
 			out = append(out, surfaceOf(sub)...)
+			out = append(out, checkoutPointers(fsys, filepath.Join(sub, "config"), "core", "worktree", sub)...)
 			out = append(out, nestedGitDirs(fsys, filepath.Join(sub, "modules"), budget, depth+1)...)
 			continue
 		}
 		out = append(out, nestedGitDirs(fsys, sub, budget, depth+1)...)
+	}
+	return out
+}
+
+// checkoutPointers returns the .git pointer files (a file or a symlink;
+// a .git directory is a repository of its own, not covered) of the
+// checkouts that the git config file config names by section.key
+// (relative to base), where they exist, at most maxGitDirs of them. A
+// submodule's git dir names its checkout by core.worktree (relative to
+// the git dir), and .gitmodules by submodule.NAME.path (relative to the
+// superproject's worktree), for a git dir without core.worktree. git
+// follows that pointer from the superproject (git status looks into
+// every checked-out submodule), so a command that re-pointed it at a
+// copy of the git dir with a config of its own would have the user's
+// next git status run that config's programs. One that does not exist is
+// left alone: git submodule update --init makes it.
+func checkoutPointers(fsys fileSystem, config, section, key, base string) []string {
+	b, err := fsys.ReadFile(config)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range parseGitConfig(string(b)) {
+		if e.section != section || e.key != key || len(out) >= maxGitDirs {
+			continue
+		}
+		p := filepath.Join(resolveGitPath(e.value, base), ".git")
+		if fi, err := fsys.Lstat(p); err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -33,6 +33,12 @@ func TestProtectedPaths(t *testing.T) {
 	mkfile(t, filepath.Join(repo, ".git/modules/lib/modules/deep/HEAD"), "x")
 	mkfile(t, filepath.Join(repo, ".git/modules/group/inner/HEAD"), "x")
 	os.MkdirAll(filepath.Join(repo, ".git/worktrees/wt"), 0o755)
+	// The checkouts of lib (its .git a pointer, found from core.worktree)
+	// and of a module .gitmodules lists whose git dir has no core.worktree.
+	mkfile(t, filepath.Join(repo, ".git/modules/lib/config"), "[core]\n\tworktree = ../../../lib\n")
+	mkfile(t, filepath.Join(repo, "lib/.git"), "gitdir: ../.git/modules/lib\n")
+	mkfile(t, filepath.Join(repo, ".gitmodules"), "[submodule \"g\"]\n\tpath = group/inner\n[submodule \"gone\"]\n\tpath = gone\n")
+	mkfile(t, filepath.Join(repo, "group/inner/.git"), "gitdir: ../../.git/modules/group/inner\n")
 	// A linked worktree checkout whose .git is a pointer file.
 	wt := filepath.Join(base, "wt")
 	mkfile(t, filepath.Join(wt, ".git"), "gitdir: "+filepath.Join(repo, ".git/worktrees/wt")+"\n")
@@ -60,6 +66,7 @@ func TestProtectedPaths(t *testing.T) {
 			".git/modules/lib/modules/deep/hooks", ".git/modules/lib/modules/deep/config", ".git/modules/lib/modules/deep/commondir", ".git/modules/lib/modules/deep/config.worktree",
 			".git/modules/group/inner/hooks", ".git/modules/group/inner/config", ".git/modules/group/inner/commondir", ".git/modules/group/inner/config.worktree",
 			".git/worktrees/wt/hooks", ".git/worktrees/wt/config", ".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree",
+			"lib/.git", "group/inner/.git",
 		}},
 		{"no repository", []string{plain}, nil, nil},
 		{"caller extras", []string{plain}, []string{".env", ".agent/config", filepath.Join(plain, "abs"), "/not/under/any/root"},

@@ -212,10 +212,15 @@ func bareGitDir(dir string) bool {
 // reads as config or runs: the files of %include (relative to the
 // including file, followed to a small depth), the program of a [hooks]
 // shell command named by a path and the file of a python:PATH:function
-// hook (relative to the repository's root, where hg runs hooks), and an
+// hook (relative to the repository's root, where hg runs hooks), an
 // extension loaded from a path (relative to the root, where the user
-// runs hg). Protecting the config alone would leave those writable. At
-// most maxConfigFiles files are read.
+// runs hg), and the program of the other keys that run one (hgProgram).
+// Protecting the config alone would leave those writable. Lines are read
+// as Mercurial's config parser reads them: a line that starts with
+// whitespace continues the value above it (a key with an empty value
+// followed by an indented line is set to that line), a comment (# or ;
+// in the first column) does not end a value, an empty line does. At most
+// maxConfigFiles files are read.
 func hgrcTargets(fsys fileSystem, root, config string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -229,34 +234,22 @@ func hgrcTargets(fsys fileSystem, root, config string) []string {
 		if err != nil {
 			return
 		}
-		section := ""
-		for _, line := range strings.Split(string(b), "\n") {
-			if line == "" || line[0] == ' ' || line[0] == '\t' {
-				continue // a continuation line carries no new key
-			}
-			line = strings.TrimSpace(line)
-			switch {
-			case line == "" || line[0] == '#' || line[0] == ';':
-			case strings.HasPrefix(line, "%include"):
-				name := strings.TrimSpace(strings.TrimPrefix(line, "%include"))
-				if name == "" || strings.IndexByte(name, 0) >= 0 {
-					continue
-				}
-				inc := resolveGitPath(name, filepath.Dir(file))
+		for _, e := range parseHgrc(string(b)) {
+			if e.include {
+				inc := resolveGitPath(e.value, filepath.Dir(file))
 				out = append(out, inc)
 				read(inc, depth+1)
-			case line[0] == '[':
-				end := strings.IndexByte(line, ']')
-				if end > 0 {
-					section = strings.TrimSpace(line[1:end])
-				}
-			default:
-				_, value, ok := strings.Cut(line, "=")
-				value = strings.TrimSpace(value)
-				if !ok || value == "" || strings.IndexByte(value, 0) >= 0 {
+				continue
+			}
+			if e.value == "" || strings.IndexByte(e.value, 0) >= 0 {
+				continue
+			}
+			// Each line of a shell command is a command of its own.
+			for _, line := range strings.Split(e.value, "\n") {
+				if line = strings.TrimSpace(line); line == "" {
 					continue
 				}
-				if p := hgProgram(section, value, root); p != "" && p != root {
+				if p := hgProgram(e.section, e.key, line, root); p != "" && p != root {
 					out = append(out, p)
 				}
 			}
@@ -266,9 +259,66 @@ func hgrcTargets(fsys fileSystem, root, config string) []string {
 	return out
 }
 
-// hgProgram is the file a [hooks] or [extensions] value names by a path,
-// or "".
-func hgProgram(section, value, root string) string {
+// hgrcEntry is one setting of a Mercurial config (section and key as
+// written, value with its continuation lines joined by newlines), or an
+// %include (include set, value the file named).
+type hgrcEntry struct {
+	section, key, value string
+	include             bool
+}
+
+// parseHgrc reads a Mercurial config as mercurial/config.py does: a
+// byte-order mark; while a value is open, a comment line is skipped and
+// a line starting with whitespace and holding text continues the value;
+// otherwise %include, an empty or comment line, [section], or key = value
+// (the key starts with neither = nor whitespace). %unset and lines hg
+// refuses carry nothing.
+func parseHgrc(text string) []hgrcEntry {
+	var out []hgrcEntry
+	section := ""
+	open := -1 // the entry a continuation line extends
+	// Python's splitlines ends a line at \r too.
+	text = strings.ReplaceAll(strings.ReplaceAll(strings.TrimPrefix(text, "\ufeff"), "\r\n", "\n"), "\r", "\n")
+	for _, l := range strings.Split(text, "\n") {
+		if open >= 0 {
+			if l != "" && (l[0] == '#' || l[0] == ';') {
+				continue
+			}
+			if l != "" && hgSpace(l[0]) && strings.TrimSpace(l) != "" {
+				out[open].value += "\n" + strings.TrimSpace(l)
+				continue
+			}
+			open = -1
+		}
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "%include") && len(l) > len("%include") && hgSpace(l[8]) && trimmed != "%include":
+			out = append(out, hgrcEntry{value: strings.TrimSpace(l[8:]), include: true})
+		case trimmed == "" || l[0] == '#' || l[0] == ';':
+		case l[0] == '[':
+			if end := strings.IndexByte(l, ']'); end > 1 && !strings.Contains(l[1:end], "[") {
+				section = l[1:end]
+			}
+		case l[0] != '=' && !hgSpace(l[0]):
+			key, value, ok := strings.Cut(l, "=")
+			if !ok {
+				continue
+			}
+			out = append(out, hgrcEntry{section: section, key: strings.TrimSpace(key), value: strings.TrimSpace(value)})
+			open = len(out) - 1
+		}
+	}
+	return out
+}
+
+// hgSpace is whitespace as Python's bytes patterns see it (\s).
+func hgSpace(c byte) bool { return strings.IndexByte(" \t\r\n\f\v", c) >= 0 }
+
+// hgProgram is the file a Mercurial setting that runs a program names by
+// a path (relative to the root), or "": a [hooks] command or
+// python:PATH:function hook, an [extensions] module loaded from a path,
+// and the settings hgCommandKey lists.
+func hgProgram(section, key, value, root string) string {
 	switch section {
 	case "hooks":
 		if rest, ok := strings.CutPrefix(value, "python:"); ok {
@@ -284,5 +334,35 @@ func hgProgram(section, value, root string) string {
 		}
 		return resolveGitPath(value, root)
 	}
+	if hgCommandKey(section, key, value) {
+		return programPath(value, root)
+	}
 	return ""
+}
+
+// hgCommandKey reports whether a Mercurial setting other than [hooks] and
+// [extensions] names a program hg runs: ui.editor, ui.merge, ui.patch,
+// ui.ssh, pager.pager, email.method, gpg.cmd, rhg.fallback-executable, a
+// shell alias, [merge-patterns], a merge tool's executable ([merge-tools]
+// and [partial-merge-tools] x.executable), an extdiff command and a fix
+// tool's command ([fix] x:command). (hg help config; [web], read by hg
+// serve, names none.)
+func hgCommandKey(section, key, value string) bool {
+	switch section + "." + key {
+	case "ui.editor", "ui.merge", "ui.patch", "ui.ssh", "pager.pager", "email.method", "gpg.cmd", "rhg.fallback-executable":
+		return true
+	}
+	switch section {
+	case "alias":
+		return value[0] == '!' // a shell alias; others are hg commands
+	case "merge-patterns": // a merge tool's name, or its program
+		return true
+	case "merge-tools", "partial-merge-tools":
+		return strings.HasSuffix(key, ".executable")
+	case "extdiff":
+		return !strings.HasPrefix(key, "opts.") && !strings.HasPrefix(key, "gui.")
+	case "fix":
+		return strings.HasSuffix(key, ":command")
+	}
+	return false
 }

@@ -52,6 +52,17 @@ func TestVCSProtectedPaths(t *testing.T) {
 		"pretxncommit.lint = python:tools/lint.py:hook\npost-status = echo hi\n"+
 		"[extensions]\nlocal = tools/ext.py\nrebase =\noff = !tools/off.py\nmod = hgext.foo\n%include ../shared.rc\n")
 	mkfile(t, filepath.Join(hgp, "shared.rc"), "[hooks]\nx = ./tools/from-include.sh\n")
+	// Programs on continuation lines, and the other keys that run one.
+	hgc := filepath.Join(base, "hgc")
+	mkfile(t, filepath.Join(hgc, ".hg", "hgrc"), "[hooks]\npre-status =\n  ./tools/cont.sh\n# a comment keeps it open\n"+
+		"\t./tools/second.sh --x\n\npost-log = true\n ./tools/after-true.sh\n"+
+		"[alias]\nst2 = !./tools/alias.sh\nlg = log -r ./tools/not-a-program\n"+
+		"[ui]\neditor = ./tools/editor.sh\nmerge = ./tools/merge.sh\nssh = ./tools/ssh.sh\nusername = ./tools/not-a-program\n"+
+		"[pager]\npager = ./tools/pager.sh\n[merge-tools]\nkd.executable = ./tools/kd.sh\nkd.args = ./tools/not-a-program\n"+
+		"[extdiff]\ncmd.vd = ./tools/vd.sh\nopts.vd = ./tools/not-a-program\n[fix]\nfmt:command = ./tools/fmt.sh\n"+
+		"[email]\nmethod = ./tools/sendmail.sh\n[gpg]\ncmd = ./tools/gpg.sh\n"+
+		"[merge-patterns]\n**.c = ./tools/mp.sh\n[partial-merge-tools]\npm.executable = ./tools/pm.sh\n"+
+		"[rhg]\nfallback-executable = ./tools/rhg.sh\n[web]\nstyle = ./tools/not-a-program\n")
 	// A bare repository and a repository's .git given as roots.
 	bare := filepath.Join(base, "bare.git")
 	mkfile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
@@ -76,6 +87,11 @@ func TestVCSProtectedPaths(t *testing.T) {
 		{"hgrc programs", []string{hgp}, []string{
 			"hgp/tools/check.sh", "hgp/tools/lint.py", "hgp/tools/ext.py", "hgp/shared.rc", "hgp/tools/from-include.sh",
 		}, []string{"hgp/tools/off.py", "hgp/hgext.foo", "hgp/echo"}},
+		{"hgrc continuation lines and program keys", []string{hgc}, []string{
+			"hgc/tools/cont.sh", "hgc/tools/second.sh", "hgc/tools/after-true.sh", "hgc/tools/alias.sh", "hgc/tools/editor.sh",
+			"hgc/tools/merge.sh", "hgc/tools/ssh.sh", "hgc/tools/pager.sh", "hgc/tools/kd.sh", "hgc/tools/vd.sh", "hgc/tools/fmt.sh",
+			"hgc/tools/sendmail.sh", "hgc/tools/gpg.sh", "hgc/tools/mp.sh", "hgc/tools/pm.sh", "hgc/tools/rhg.sh",
+		}, []string{"hgc/tools/not-a-program", "hgc/true"}},
 		{".hg a symlink", []string{linked}, []string{"linked/.hg"}, []string{"linked/.hg/hgrc"}},
 		{"others", []string{others}, []string{
 			"others/.bzr/branch/branch.conf", "others/.bzr/branch/location", "others/.bzr/branch/format",
@@ -137,5 +153,28 @@ func TestVCSInterior(t *testing.T) {
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrInvalidPolicy)) {
 			t.Errorf("%s: %v, want ok=%v (INVALID_POLICY otherwise)", c.root, err, c.ok)
 		}
+	}
+}
+
+func TestParseHgrc(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []hgrcEntry
+	}{
+		{"continuation", "[hooks]\nx =\n  ./a.sh\n", []hgrcEntry{{"hooks", "x", "\n./a.sh", false}}},
+		{"comment keeps the value open", "[hooks]\nx = a\n#c\n\tb\n", []hgrcEntry{{"hooks", "x", "a\nb", false}}},
+		{"empty line ends it", "[hooks]\nx = a\n\n  b\n", []hgrcEntry{{"hooks", "x", "a", false}}},
+		{"carriage returns end lines", "[hooks]\r\nx =\r  ./a.sh\r\n", []hgrcEntry{{"hooks", "x", "\n./a.sh", false}}},
+		{"include and sections", "\ufeff%include ../r.rc\n[ui]\neditor = vi\n[ hooks ]\ny = z\n", []hgrcEntry{
+			{"", "", "../r.rc", true}, {"ui", "editor", "vi", false}, {" hooks ", "y", "z", false},
+		}},
+		{"indented key is no key", "[hooks]\n  x = a\n", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := parseHgrc(c.text); !slices.Equal(got, c.want) {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }
