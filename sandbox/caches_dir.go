@@ -102,9 +102,21 @@ func appendRoot(roots []string, d string) []string {
 	return append(roots, d)
 }
 
-// writeCacheMeta replaces the metadata file; a failure only costs the
-// listing its workspace name.
+// metaFresh is how recent a cache dir's last use may be for a wrap to
+// leave its metadata file as it is: pruning counts in days, and a write
+// and a rename per command are a tenth of a Wrap.
+const metaFresh = time.Hour
+
+// writeCacheMeta replaces the metadata file, unless it already names the
+// workspace and a use within metaFresh; a failure only costs the listing
+// its workspace name.
 func writeCacheMeta(p string, m cacheMeta) {
+	if b, err := os.ReadFile(p); err == nil {
+		var old cacheMeta
+		if json.Unmarshal(b, &old) == nil && old.Workspace == m.Workspace && m.LastUsed.Sub(old.LastUsed) < metaFresh {
+			return
+		}
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return

@@ -270,6 +270,10 @@ func removeCgroups(dirs []string) error {
 	for _, dir := range dirs {
 		writeCgroup(dir, "cgroup.kill", "1") // cgroup v2, Linux 5.14
 		deadline := time.Now().Add(2 * time.Second)
+		// A killed sandbox's processes are released within a millisecond
+		// or so: wait in short steps first, so the common case does not
+		// pay a long sleep.
+		wait := 100 * time.Microsecond
 		for {
 			err := unix.Rmdir(dir)
 			if err == nil || errors.Is(err, unix.ENOENT) {
@@ -280,7 +284,8 @@ func removeCgroups(dirs []string) error {
 				break
 			}
 			killMembers(dir)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(wait)
+			wait = min(2*wait, 5*time.Millisecond)
 		}
 	}
 	return errors.Join(errs...)

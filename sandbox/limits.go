@@ -144,7 +144,10 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 	var cg cgroups
 	if lt.launcher {
 		var wantPids int64
-		if !nproc {
+		if !nproc && !def {
+			// A pids cgroup per command costs about a millisecond, and a
+			// cgroup v1 attach up to ten: made for a limit the policy
+			// asks for, not for the default.
 			wantPids = procs
 		}
 		if wantPids > 0 || l.MaxMemory > 0 {
@@ -166,6 +169,8 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 		p.nproc = int(procs)
 	case cg.pids:
 		procLimit.Mechanism, procLimit.Note = MechPidsCgroup, counts
+	case def && lt.launcher:
+		procLimit.Note = "the default is held by RLIMIT_NPROC in the sandbox's own user namespace only (not for root, nor without a user namespace); a pids cgroup, which costs every command about a millisecond, is made only for a limit the policy sets (Limits.MaxProcesses, --max-processes)"
 	case !lt.launcher:
 		procLimit.Note = fmt.Sprintf("the %s runner has no process limit", runner)
 	case lt.usernsNproc:

@@ -83,6 +83,8 @@ func TestPlanLimits(t *testing.T) {
 		{"namespaces root, pids cgroup", all, "namespaces", ns, true, maker(true, false),
 			[]string{MechPidsCgroup, MechASRlimit, MechTmpfs}, 1, 0, 64 << 20, 8 << 20, 1},
 		{"namespaces root, default, no cgroup", Limits{}, "namespaces", ns, true, maker(false, false), []string{""}, 0, 0, 0, 0, 0},
+		{"namespaces root, default: no cgroup made", Limits{}, "namespaces", ns, true, noCalls, []string{""}, 0, 0, 0, 0, 0},
+		{"landlock, default: no cgroup made", Limits{}, "landlock", ll, false, noCalls, []string{""}, 0, 0, 0, 0, 0},
 		{"namespaces root, set, no cgroup", Limits{MaxProcesses: 50}, "namespaces", ns, true, maker(false, false), []string{""}, 1, 0, 0, 0, 0},
 		{"landlock, all, cgroup v2", all, "landlock", ll, false, maker(true, true),
 			[]string{MechPidsCgroup, MechMemoryCgroup, ""}, 1, 0, 0, 0, 1},
