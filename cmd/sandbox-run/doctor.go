@@ -96,7 +96,10 @@ func defaultPolicy(ctx context.Context, p *sandbox.Provider) *policyCheck {
 	}
 	defer os.RemoveAll(ws)
 	w, err := p.Wrap(ctx, sandbox.Request{Argv: []string{"true"}, Dir: ws,
-		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws, Network: sandbox.NetworkDeny}})
+		// Caches off: the scratch workspace is removed at once, and its
+		// caches' dir would be left behind for cache prune.
+		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws, Network: sandbox.NetworkDeny,
+			Caches: sandbox.CachePolicy{Off: true}}})
 	if err != nil {
 		return &policyCheck{Error: err.Error()}
 	}
