@@ -121,7 +121,9 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 		}
 	}
 	o.Blocked = w.Blocked()
-	if w.rules != nil {
+	if w.rules != nil && o.Kind != OutcomeRunnerFailure {
+		// A launcher that failed ran no command: its fatal line names
+		// what the sandbox could not set up, not what it refused.
 		o.Refusals = w.rules.refusals(stderr, o.Blocked)
 	}
 	if w.checkProtected != nil {

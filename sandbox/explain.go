@@ -109,12 +109,17 @@ func (r *pathRules) writeRule(p string) (bool, string, string) {
 	}
 	roots := append(append([]string(nil), r.writable...), "$TMPDIR")
 	rule := "outside the writable roots (" + strings.Join(roots, ", ") + ")"
-	if r.sensitive(p) {
+	if r.sensitive(p) || filepath.Dir(p) == filepath.Dir(filepath.Dir(p)) {
 		// The home directory's dot-files hold the configs the user's own
 		// tools run and the credentials: a writable root there would also
-		// lift the deny-read of what it holds. No flag is offered for an
-		// agent to pass on a command's say-so.
-		return false, rule + "; in the home directory's dot-files, where no writable root is suggested", ""
+		// lift the deny-read of what it holds; and the file system's root
+		// is never a writable root. No flag is offered for an agent to
+		// pass on a command's say-so.
+		where := "in the home directory's dot-files"
+		if !r.sensitive(p) {
+			where = "directly below /"
+		}
+		return false, rule + "; " + where + ", where no writable root is suggested", ""
 	}
 	return false, rule, "--allow-write " + filepath.Dir(p) + " (Policy.WritableRoots)"
 }

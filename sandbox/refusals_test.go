@@ -49,6 +49,7 @@ func TestRefusalsFromOutput(t *testing.T) {
 		{"a longer name is another variable", "MY_GITHUB_TOKEN_X is not set", nil},
 		{"one line per refusal", "cat: /home/u/.ssh/a: No such file or directory\ncat: /home/u/.ssh/a: No such file or directory", []string{"read /home/u/.ssh/a"}},
 		{"no error word", "wrote /var/x", nil},
+		{"directly below /", "mkdir: cannot create directory '/opt2': Permission denied", []string{"write /opt2: outside the writable roots (/ws, $TMPDIR); directly below /, where no writable root is suggested"}},
 		{"a deny-read path is only a read", "cat: /home/u/.ssh/id_ed25519: Permission denied", []string{"read /home/u/.ssh/id_ed25519"}},
 		{"GNU's 'for reading'", "head: cannot open '/home/u/.ssh/id_rsa' for reading: Permission denied", []string{"read /home/u/.ssh/id_rsa"}},
 		{"the host's unreadable file", "sh: 1: cannot create /etc/shadow: Permission denied", nil},
@@ -118,5 +119,26 @@ func TestExplain(t *testing.T) {
 	r.mode = ReadOnly
 	if a := r.explain("/ws/x"); a.Write || a.AllowWrite != "--mode workspace-write (Policy.Mode)" {
 		t.Errorf("read-only mode: %+v", a)
+	}
+}
+
+// TestNoRefusalsOfARunnerFailure: a launcher that failed ran no command;
+// what its fatal line names is not a refusal (and no flag is offered for
+// it). The control: the same line from the command is one.
+func TestNoRefusalsOfARunnerFailure(t *testing.T) {
+	const prefix = "ns-run: fatal: [0123456789abcdef0123456789abcdef] "
+	defer func(f func(string, bool) bool, e func(string) bool) { hostAccess, hostExists = f, e }(hostAccess, hostExists)
+	hostAccess = func(string, bool) bool { return true }
+	hostExists = func(string) bool { return false }
+	w := &Wrapped{
+		RunnerFailure: RunnerFailureRule{Kind: RuleExitAndLine, ExitCode: 125, FatalPrefix: prefix},
+		rules:         &pathRules{mode: WorkspaceWrite, writable: []string{"/ws"}, network: NetworkDeny},
+	}
+	line := "mount a fresh /var/proc2 : Operation not permitted\n"
+	if o := w.Classify(125, []byte(prefix+line)); o.Kind != OutcomeRunnerFailure || len(o.Refusals) != 0 {
+		t.Errorf("runner failure: %+v", o)
+	}
+	if o := w.Classify(1, []byte("cannot create /var/proc2: Operation not permitted\n")); len(o.Refusals) != 1 {
+		t.Errorf("control, the command's own line: %+v", o)
 	}
 }
