@@ -26,8 +26,8 @@ var policyFlags = map[string][]string{
 	"writable_configs":           {"writable-config"},
 	"deny_read":                  {"deny-read"},
 	"allow_read":                 {"allow-read"},
-	"network":                    {"network", "allow-domain"}, // --allow-domain alone selects proxied
-	"allow_domains":              {"allow-domain"},
+	"network":                    {"network", "allow-domain", "allow-registry"}, // --allow-domain alone selects proxied
+	"allow_domains":              {"allow-domain", "allow-registry"},
 	"deny_domains":               {"deny-domain"},
 	"allow_private_destinations": {"allow-private-destinations"},
 	"allow_local_ports":          {"allow-local-port"},
