@@ -162,6 +162,23 @@ func TestCLIReportThroughPlantedDirectoryLink(t *testing.T) {
 			}
 		}
 
+		// A writable root that a policy file gives is as much the
+		// command's as one a flag gives.
+		fromFile := filepath.Join(s.base, "fromfile")
+		os.Mkdir(fromFile, 0o755)
+		policy := writeFile(t, filepath.Join(s.base, "policy.json"), `{"mode": "workspace-write", "workspace": "`+s.ws+`", "writable_roots": ["`+fromFile+`"]}`)
+		link := filepath.Join(fromFile, "out")
+		if _, errs, code := cli(t, s.ws, "--runner", s.runner, "--policy", policy, "--", "ln", "-s", decoy, link); code != 0 {
+			t.Fatalf("planting run under the policy file: exit %d, stderr %q", code, errs)
+		}
+		marker := filepath.Join(s.ws, "ran")
+		os.Remove(marker)
+		if _, errs, code := cli(t, s.ws, "--runner", s.runner, "--policy", policy, "--json-report", filepath.Join(link, "report.json"), "--", "touch", marker); code != 125 || !strings.Contains(errs, "symbolic link inside the writable root") {
+			t.Errorf("a link in a policy file's writable root: exit %d, stderr %q; want 125 and INVALID_POLICY naming the link", code, errs)
+		}
+		wantAbsent(t, marker)
+		wantContent(t, filepath.Join(decoy, "report.json"), "precious\n")
+
 		// Positive controls: a real directory in the workspace, and a link
 		// the user made outside every writable root (as /tmp ->
 		// /private/tmp), which leads into the workspace.

@@ -431,7 +431,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		if slices.Contains(fields, "workspace") && !given["workspace"] {
 			req.Dir = commandDir(true, req.Policy.Workspace)
 		}
-		if root := writableHolder(absolute(*policyFile), req.Policy); root != "" {
+		if root := holder(absolute(*policyFile), commandRoots(req.Policy)); root != "" {
 			fmt.Fprintf(stderr, "sandbox-run: %s: --policy %s lies in %s, which the command may write: a command could have written the policy it runs under; keep it outside the writable roots\n",
 				sandbox.CodeInvalidPolicy, vocab.OneLine(*policyFile), vocab.OneLine(root))
 			return vocab.FatalExit, 0
@@ -472,7 +472,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	var rep *reportFile
 	if *report != "" {
 		p := absolute(*report)
-		f, err := openReport(p, reportRoots(w, ws, allowWrite))
+		f, err := openReport(p, commandRoots(req.Policy, w.TempDir, w.CacheDir))
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
 			return vocab.FatalExit, 0
@@ -483,14 +483,15 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
 }
 
-// reportRoots are the directories a command under this policy, or an
-// earlier one under the same flags, could write, symlinks resolved: the
-// workspace (also in read-only mode, which an earlier run may have had
-// writable), the --allow-write directories and the wrap's temp dir. No
-// symlink inside them is followed on the way to the report.
-func reportRoots(w *sandbox.Wrapped, ws string, allowWrite []string) []string {
+// commandRoots are the directories a command under pol, or an earlier one
+// under the same policy, could write, symlinks resolved: the workspace
+// (also in read-only mode, which an earlier run may have had writable),
+// the writable roots, and the wrap's own (more: its temp dir, its caches'
+// dir), those that are not "". Nothing a command could have planted in
+// them is trusted: no symlink on the way to the report, no policy file.
+func commandRoots(pol sandbox.Policy, more ...string) []string {
 	var roots []string
-	for _, d := range append([]string{ws, w.TempDir}, allowWrite...) {
+	for _, d := range append(append([]string{pol.Workspace}, pol.WritableRoots...), more...) {
 		if d == "" {
 			continue
 		}

@@ -38,22 +38,14 @@ var policyFlags = map[string][]string{
 	"caches":                     {"no-caches", "cache-dir", "no-cache", "no-cache-warm"},
 }
 
-// writableHolder returns the root of pol a command may write (the
-// workspace, also in read-only mode, which an earlier run may have had
-// writable, and the writable roots) that holds the file at path, symlinks
-// resolved, or "".
-func writableHolder(path string, pol sandbox.Policy) string {
+// holder returns the root of roots (resolved, as commandRoots makes them)
+// that holds the file at path, symlinks resolved, or "".
+func holder(path string, roots []string) string {
 	real := path
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		real = r
 	}
-	for _, root := range append([]string{pol.Workspace}, pol.WritableRoots...) {
-		if root == "" {
-			continue
-		}
-		if r, err := filepath.EvalSymlinks(root); err == nil {
-			root = r
-		}
+	for _, root := range roots {
 		if nativepath.Within(real, root) {
 			return root
 		}
