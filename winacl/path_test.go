@@ -148,26 +148,6 @@ type resolverFunc func(string) (string, error)
 
 func (f resolverFunc) LongPathName(p string) (string, error) { return f(p) }
 
-func TestWithin(t *testing.T) {
-	for _, tc := range []struct {
-		p, root string
-		want    bool
-	}{
-		{`C:\a`, `C:\a`, true},
-		{`C:\a\b`, `C:\A`, true},
-		{`C:\ab`, `C:\a`, false},
-		{`C:\a`, `C:\a\b`, false},
-		{`C:\a`, `C:\`, true},
-		{`D:\a`, `C:\`, false},
-		{`\\s\sh\x`, `\\S\SH\`, true},
-		{`\\s\sh2\x`, `\\s\sh\`, false},
-	} {
-		if got := Within(tc.p, tc.root); got != tc.want {
-			t.Errorf("Within(%q, %q) = %v", tc.p, tc.root, got)
-		}
-	}
-}
-
 func TestWirePath(t *testing.T) {
 	cases := []struct{ in, want, err string }{
 		{`C:\src\proj`, "/??/C:/src/proj", ""},

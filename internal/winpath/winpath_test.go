@@ -3,19 +3,22 @@ package winpath
 import "testing"
 
 func TestWithin(t *testing.T) {
-	for _, tt := range []struct {
+	for _, tc := range []struct {
 		p, root string
 		want    bool
 	}{
-		{`C:\Temp`, `C:\Temp`, true},
+		{`C:\a`, `C:\a`, true},
+		{`C:\a\b`, `C:\A`, true},
+		{`C:\ab`, `C:\a`, false},
+		{`C:\a`, `C:\a\b`, false},
+		{`C:\a`, `C:\`, true},
 		{`c:\temp\x`, `C:\Temp`, true},
-		{`C:\Tempest`, `C:\Temp`, false},
-		{`C:\x`, `C:\`, true},
-		{`\\srv\share\a`, `\\SRV\share\`, true},
-		{`D:\Temp`, `C:\Temp`, false},
+		{`D:\a`, `C:\`, false},
+		{`\\s\sh\x`, `\\S\SH\`, true},
+		{`\\s\sh2\x`, `\\s\sh\`, false},
 	} {
-		if got := Within(tt.p, tt.root); got != tt.want {
-			t.Errorf("Within(%q, %q) = %v, want %v", tt.p, tt.root, got, tt.want)
+		if got := Within(tc.p, tc.root); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v", tc.p, tc.root, got)
 		}
 	}
 }
