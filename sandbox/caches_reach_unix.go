@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -24,7 +25,7 @@ func reachableByOwnerBits(dir string) error {
 			st, ok := fi.Sys().(*syscall.Stat_t)
 			mode := fi.Mode().Perm()
 			search := ok && (int(st.Uid) == uid && mode&0o100 != 0 ||
-				inGroup(int(st.Gid), gid, groups) && mode&0o010 != 0 || mode&0o001 != 0)
+				(int(st.Gid) == gid || slices.Contains(groups, int(st.Gid))) && mode&0o010 != 0 || mode&0o001 != 0)
 			if !search {
 				return fmt.Errorf("%s is not searchable by this user's own permissions", p)
 			}
@@ -33,16 +34,4 @@ func reachableByOwnerBits(dir string) error {
 			return nil
 		}
 	}
-}
-
-func inGroup(g, gid int, groups []int) bool {
-	if g == gid {
-		return true
-	}
-	for _, x := range groups {
-		if x == g {
-			return true
-		}
-	}
-	return false
 }
