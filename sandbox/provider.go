@@ -143,7 +143,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Enforcement = Partial
 		if r.requireFull {
 			w.Cleanup()
-			return nil, unavailable(run.name(), "full enforcement required, but: "+vocab.JoinGaps(w.Gaps), nil)
+			return nil, unavailable(run.name(), "full enforcement required, but: "+joinGaps(w.Gaps), nil)
 		}
 	}
 	for _, v := range append([]string{"TMPDIR"}, l.tempVars...) {

@@ -82,7 +82,7 @@ func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 	out := launch{
 		path: exe, args: args,
 		dir: launcherDir, heldEnv: linuxHeldEnv(),
-		gaps:    vocab.LandlockGaps(abi, spec),
+		gaps:    gapsOf(vocab.LandlockGaps(abi, spec)),
 		denials: linuxDenialSignatures,
 		rule: RunnerFailureRule{
 			Kind:        RuleExitAndLine,

@@ -114,7 +114,7 @@ func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, e
 	return launch{
 		path: exe, args: args,
 		dir: launcherDir, heldEnv: linuxHeldEnv(),
-		gaps:    vocab.NamespaceGaps(spec, n.abi(), os.Lstat),
+		gaps:    gapsOf(vocab.NamespaceGaps(spec, n.abi(), os.Lstat)),
 		denials: linuxDenialSignatures,
 		rule: RunnerFailureRule{
 			Kind:        RuleExitAndLine,

@@ -74,7 +74,7 @@ func (s seatbeltRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 		}
 		return launch{}, unavailable(s.name(), "cannot build the Seatbelt profile", err)
 	}
-	out.gaps = append(out.gaps, append(seatbelt.Gaps(ss), prof.Gaps()...)...)
+	out.gaps = append(out.gaps, gapsOf(append(seatbelt.Gaps(ss), prof.Gaps()...))...)
 	out.denials = seatbelt.DenialSignatures(ss)
 	// Compilers' module caches live in the per-user cache directory the
 	// profile keeps closed: point them into the wrap's temp dir.

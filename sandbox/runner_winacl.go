@@ -176,7 +176,7 @@ func (r winaclRunner) sessionLaunch(spec vocab.Spec, dir string, s *winacl.Sessi
 	}
 	return launch{
 		path: exe, args: args,
-		gaps:    s.Gaps,
+		gaps:    gapsOf(s.Gaps),
 		denials: append([]string(nil), windowsDenialSignatures...),
 		// A Windows exit code is any 32-bit value and the token is
 		// readable by the command (it may read its parent's command

@@ -421,7 +421,7 @@ func TestWinACLWrap(t *testing.T) {
 				w.RunnerFailure.FatalPrefix != vocab.FatalPrefix(vocab.WinACLRun, tok) || w.RunnerFailure.StatusFile != ls.StatusFile || ls.StatusFile == "" {
 				t.Errorf("rule %+v (launcher status file %q)", w.RunnerFailure, ls.StatusFile)
 			}
-			if len(w.Gaps) < len(winacl.Gaps()) || !strings.Contains(vocab.JoinGaps(w.Gaps), c.wantGap) || !strings.Contains(vocab.JoinGaps(w.Gaps), `C:\Users\me\.ssh`) {
+			if len(w.Gaps) < len(winacl.Gaps()) || !strings.Contains(joinGaps(w.Gaps), c.wantGap) || !strings.Contains(joinGaps(w.Gaps), `C:\Users\me\.ssh`) {
 				t.Errorf("gaps %v", w.Gaps)
 			}
 			if !slices.Contains(w.DenialSignatures, "Access is denied") {

@@ -18,15 +18,38 @@ const (
 	Partial Enforcement = "partial"
 )
 
-// Gap names one part of the policy a runner does not enforce. It has two
-// fields: Area (an Area: AreaFS, AreaNet, AreaIPC, AreaProc, AreaLimits or
-// AreaClassify), the class of confinement, and Reason (a string), what is
-// not enforced and why. In JSON they are "area" and "reason"; String
-// returns "area: reason".
+// Gap names one part of the policy a runner does not enforce.
 //
-// Gap is the type the launchers' notice lines are made from (an alias, so
+// The launchers' notice lines are made from the same two fields (the
+// internal type it converts from has the same layout and JSON names, so
 // the provider's report and the launcher's notice cannot drift apart).
-type Gap = vocab.Gap
+type Gap struct {
+	// Area is the class of confinement that is incomplete.
+	Area Area `json:"area"`
+	// Reason says what is not enforced and why.
+	Reason string `json:"reason"`
+}
+
+// String returns "area: reason".
+func (g Gap) String() string { return vocab.Gap(g).String() }
+
+// gapsOf converts the gaps a runner's planner reports.
+func gapsOf(gaps []vocab.Gap) []Gap {
+	out := make([]Gap, len(gaps))
+	for i, g := range gaps {
+		out[i] = Gap(g)
+	}
+	return out
+}
+
+// joinGaps is vocab.JoinGaps for the report's gaps: "area: reason; ...".
+func joinGaps(gaps []Gap) string {
+	v := make([]vocab.Gap, len(gaps))
+	for i, g := range gaps {
+		v[i] = vocab.Gap(g)
+	}
+	return vocab.JoinGaps(v)
+}
 
 // Area is the class of confinement a Gap is about, a string: "fs", "net",
 // "ipc", "proc", "limits" or "classify".
