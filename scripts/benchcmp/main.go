@@ -9,9 +9,11 @@
 // Variants: no sandbox; a floor Go binary that only execs; landlock and
 // namespaces through the library (Wrap, spawn, wait, Cleanup), with
 // network deny and with the proxied network; the CLI
-// with the landlock runner, dynamically and statically linked (cgo);
+// with the landlock runner, dynamically and statically linked (cgo), and
+// with the Go chain in a cgo build;
 // Debian's bwrap with the closest policy, when installed. Commands: /bin/true,
-// sh -c 'exit 0', and git status in a small repository.
+// sh -c 'exit 0', and git status in a small repository; with -work, the
+// file-heavy workloads of work.go instead (-rounds 7 is plenty).
 package main
 
 import (
@@ -43,19 +45,28 @@ func main() {
 	rounds := flag.Int("rounds", 200, "rounds per command")
 	only := flag.String("only", "", "run only the commands whose name starts with this (true, sh, git)")
 	names := flag.String("variants", "", "run only these variants, comma-separated (landlock,namespaces); empty: all")
+	work := flag.Bool("work", false, "time file-heavy work (untar of GOROOT/src, chmod -R) instead of launches; as root on a tmpfs")
 	flag.Parse()
-	if err := run(*rounds, *only, *names); err != nil {
+	if err := run(*rounds, *only, *names, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcmp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int, only, names string) error {
+func run(rounds int, only, names string, work bool) error {
 	dir, err := os.MkdirTemp("/var/tmp", "benchcmp-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if work {
+		d, done, err := workDir()
+		if err != nil {
+			return err
+		}
+		defer done()
+		dir = d
+	}
 	ws := filepath.Join(dir, "repo")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		return err
@@ -70,15 +81,23 @@ func run(rounds int, only, names string) error {
 	if out, err := exec.Command("go", "build", "-o", floor, "./integration/testdata/floor").CombinedOutput(); err != nil {
 		return fmt.Errorf("build the floor (run from the repository root): %v %s", err, out)
 	}
-	clis := map[string]string{"cli-dynamic": filepath.Join(dir, "cli-dynamic"), "cli-static": filepath.Join(dir, "cli-static")}
+	// The CLI built three ways: with cgo (the C landlock launcher), static,
+	// and with cgo but the Go chain (sandbox_gosupervisor), so the two
+	// landlock launchers are compared in one run with the same CLI start.
+	clis := map[string]string{"cli-dynamic": filepath.Join(dir, "cli-dynamic"), "cli-static": filepath.Join(dir, "cli-static"),
+		"cli-gochain": filepath.Join(dir, "cli-gochain")}
 	if !withCgo {
 		delete(clis, "cli-static") // external linking needs cgo
+		delete(clis, "cli-gochain")
 		fmt.Println("build: CGO_ENABLED=0: landlock's launcher is the Go chain; no namespaces runner")
 	}
 	for name, out := range clis {
 		args := []string{"build", "-o", out}
-		if name == "cli-static" {
+		switch name {
+		case "cli-static":
 			args = append(args, "-ldflags", "-linkmode external -extldflags -static")
+		case "cli-gochain":
+			args = append(args, "-tags", "sandbox_gosupervisor")
 		}
 		if o, err := exec.Command("go", append(args, "./cmd/sandbox-run")...).CombinedOutput(); err != nil {
 			return fmt.Errorf("build sandbox-run: %v %s", err, o)
@@ -100,11 +119,12 @@ func run(rounds int, only, names string) error {
 		library(sandbox.RunnerNamespaces+"-proxied", proxied, ws),
 		cli("cli-landlock-dyn", sandbox.RunnerLandlock, clis["cli-dynamic"], ws),
 		cli("cli-landlock-static", sandbox.RunnerLandlock, clis["cli-static"], ws),
+		cli("cli-landlock-gochain", sandbox.RunnerLandlock, clis["cli-gochain"], ws),
 		cli("cli-namespaces", sandbox.RunnerNamespaces, clis["cli-dynamic"], ws),
 	}
 	if !withCgo {
 		variants = slices.DeleteFunc(variants, func(v variant) bool {
-			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static"
+			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static" || v.name == "cli-landlock-gochain"
 		})
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
@@ -121,6 +141,18 @@ func run(rounds int, only, names string) error {
 		if len(variants) == 0 {
 			return fmt.Errorf("no variant named in -variants %q", names)
 		}
+	}
+	if work {
+		if names == "" { // the runners and the Go chain against bare and bwrap
+			variants = slices.DeleteFunc(variants, func(v variant) bool {
+				return v.name == "floor" || strings.HasSuffix(v.name, "-proxied") || v.name == "cli-landlock-static"
+			})
+		}
+		tarball, err := sourceTar(dir)
+		if err != nil {
+			return err
+		}
+		return runWork(rounds, variants, ws, tarball)
 	}
 	commands := [][]string{{"/bin/true"}, {"/bin/sh", "-c", "exit 0"}, {"git", "status", "--short"}}
 	// A selection (scripts/launchphases traces one) spawns nothing else.
