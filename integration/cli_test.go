@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -447,4 +448,47 @@ func writeFile(t *testing.T, p, content string) string {
 	t.Helper()
 	write(t, p, content)
 	return p
+}
+
+// TestCLINamesARunnerFailure: a runner that fails at launch ends with the
+// launcher's signed fatal line, then a line in the CLI's own name, exit
+// 125, and the command not run. The failure: in a user namespace of its
+// own whose max_user_namespaces is 1, a process already holds the one
+// nested user namespace allowed, so the check at Wrap passes and ns-run's
+// unshare fails (ENOSPC). The same run with the limit at 100 runs the
+// command and prints neither (the control).
+func TestCLINamesARunnerFailure(t *testing.T) {
+	if !slices.Contains(linuxRunners, sandbox.RunnerNamespaces) {
+		t.Skip("the namespaces runner is not under test in this run (SBX_RUNNERS)")
+	}
+	s := newSbx(t, sandbox.RunnerNamespaces)
+	marker := filepath.Join(s.ws, "ran")
+	for _, limit := range []string{"100", "1"} {
+		os.Remove(marker)
+		// The holder lives 5 s, past the launch, and its namespace is
+		// made before sandbox-run starts.
+		script := `echo ` + limit + ` > /proc/sys/user/max_user_namespaces || exit 99
+unshare -U sleep 5 >/dev/null 2>&1 </dev/null & while [ "$(readlink /proc/$!/ns/user)" = "$(readlink /proc/self/ns/user)" ]; do :; done
+exec "$0" "$@"`
+		cmd := exec.Command("unshare", "-Ur", "sh", "-c", script, helperBinary(t, "sandbox-run"),
+			"--runner", sandbox.RunnerNamespaces, "--workspace", s.ws, "--", "/bin/sh", "-c", "touch "+marker)
+		cmd.Dir = s.ws
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		code, errs := exitCode(cmd, err), errb.String()
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if limit != "1" {
+			if code != 0 || strings.Contains(errs, "fatal") || strings.Contains(errs, "could not confine") {
+				t.Fatalf("control (max_user_namespaces %s): exit %d stderr %q, want 0 and no failure", limit, code, errs)
+			}
+			wantContent(t, marker, "")
+			continue
+		}
+		if code != vocab.FatalExit || len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-2], "ns-run: fatal: [") ||
+			!strings.HasPrefix(lines[len(lines)-1], "sandbox-run: the namespaces runner could not confine the command, so it did not run") {
+			t.Errorf("max_user_namespaces 1, held: exit %d stderr %q, want 125, the fatal line, then the CLI's own line", code, errs)
+		}
+		wantAbsent(t, marker)
+	}
 }

@@ -760,6 +760,9 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		} else if outcome.Kind == sandbox.OutcomeDenied && !quiet {
 			fmt.Fprintln(stderr, denialNote(w, pol, outcome))
 		}
+		if outcome.Kind == sandbox.OutcomeRunnerFailure && !quiet {
+			fmt.Fprintln(stderr, runnerFailureNote(w.Runner))
+		}
 		if code == vocab.FatalExit && outcome.Kind != sandbox.OutcomeRunnerFailure {
 			// Even with --quiet: the command may have printed a line in
 			// sandbox-run's own failure form to pass for "the sandbox is

@@ -134,6 +134,15 @@ func explanation(a sandbox.Access) string {
 // exited 125 itself: sandbox-run's own failures ("sandbox-run: CODE:
 // reason", exit 125) happen before any command starts, so anything above
 // that looks like one came from the command.
+// runnerFailureNote follows a launcher's fatal line in the CLI's own
+// words. The fatal line keeps the launcher's name (ns-run, landlock-run):
+// it is the signed line consumers match (docs/contract.md), not a message
+// for people.
+func runnerFailureNote(runner string) string {
+	return "sandbox-run: the " + runner + " runner could not confine the command, so it did not run " +
+		"(the fatal line above says why; sandbox-run doctor says which runners work here)"
+}
+
 const ownExitNote = "sandbox-run: note: the command ran inside the sandbox and exited 125 itself; " +
 	"sandbox-run's own failures end a run before any command starts, so any sandbox-run failure line above came from the command"
 
