@@ -1,4 +1,4 @@
-//go:build linux && cgo && !sandbox_gosupervisor
+//go:build linux && cgo
 
 package integration
 

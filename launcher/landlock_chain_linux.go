@@ -1,4 +1,4 @@
-//go:build linux && (!cgo || sandbox_gosupervisor)
+//go:build linux && !cgo
 
 package launcher
 
@@ -27,10 +27,6 @@ package launcher
 //     process group, dies with the supervisor, and is landlockRun: it
 //     confines itself, hands the supervisor its seccomp listener, and execs
 //     the command.
-//
-// A build with the tag sandbox_gosupervisor uses this chain in a cgo
-// binary too, so that the integration suite can hold it to the same tests
-// where the C chain is built as well.
 
 import (
 	"fmt"

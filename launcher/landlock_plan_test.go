@@ -1,4 +1,4 @@
-//go:build linux && cgo && !sandbox_gosupervisor && sandbox_ctest
+//go:build linux && cgo && sandbox_ctest
 
 package launcher
 

@@ -1,11 +1,9 @@
-//go:build !sandbox_gosupervisor
-
 // landlock-run in C: the launcher the supervisor forks (supervise_linux.c)
 // confines itself and execs the command without ever starting the Go
 // runtime, which cost a launch about 2.6 ms (docs/performance.md). It is
 // the Go launcher (landlock_run_linux.go, landlock_linux.go,
-// landlock_rules.go) step for step, and that one still runs in a build
-// without cgo, and with the tag sandbox_gosupervisor:
+// landlock_rules.go) step for step, and that one runs in a build
+// without cgo:
 //
 //   1. decode the arguments (ns_decode_linux.c, held to internal/vocab),
 //      once, in the constructor, before the supervisor forks;

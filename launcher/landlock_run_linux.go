@@ -18,8 +18,7 @@ import (
 // Every failure before exec is fatal: one signed line, exit 125. A cgo
 // build runs landlock_run_linux.c instead, the same steps in C, and never
 // starts the Go runtime; this one is the launcher of the Go chain
-// (landlock_chain_linux.go: a build without cgo, or with the tag
-// sandbox_gosupervisor).
+// (landlock_chain_linux.go: a build without cgo).
 func landlockRun(args []string) {
 	const name = vocab.LandlockRun
 	// Everything from here to exec happens on one OS thread: the Landlock

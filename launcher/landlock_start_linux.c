@@ -1,5 +1,3 @@
-//go:build !sandbox_gosupervisor
-
 // Start-up of the landlock-run launcher, in C, before (and instead of) the
 // Go runtime: the constructor takes the wrap's token out of the
 // environment, starts the supervisor (supervise_linux.c), which forks

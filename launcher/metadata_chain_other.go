@@ -1,4 +1,4 @@
-//go:build linux && !amd64 && (!cgo || sandbox_gosupervisor)
+//go:build linux && !amd64 && !cgo
 
 package launcher
 

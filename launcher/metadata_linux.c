@@ -1,5 +1,3 @@
-//go:build !sandbox_gosupervisor
-
 // The metadata calls landlock-run's supervisor makes for the command.
 //
 // Landlock governs no file metadata, so under the landlock runner the

@@ -1,5 +1,3 @@
-//go:build !sandbox_gosupervisor
-
 // The supervised start of landlock-run, from its C constructor.
 //
 // Under the landlock runner there is no pid namespace whose end takes the

@@ -10,7 +10,7 @@
 // namespaces through the library (Wrap, spawn, wait, Cleanup), with
 // network deny and with the proxied network; the CLI
 // with the landlock runner, dynamically and statically linked (cgo), and
-// with the Go chain in a cgo build;
+// built with CGO_ENABLED=0 (the Go chain);
 // Debian's bwrap with the closest policy, when installed. Commands: /bin/true,
 // sh -c 'exit 0', and git status in a small repository; with -work, the
 // file-heavy workloads of work.go instead (-rounds 7 is plenty).
@@ -82,24 +82,25 @@ func run(rounds int, only, names string, work bool) error {
 		return fmt.Errorf("build the floor (run from the repository root): %v %s", err, out)
 	}
 	// The CLI built three ways: with cgo (the C landlock launcher), static,
-	// and with cgo but the Go chain (sandbox_gosupervisor), so the two
-	// landlock launchers are compared in one run with the same CLI start.
+	// and with CGO_ENABLED=0 (the Go chain), so the two landlock launchers
+	// are compared in one run behind the same CLI.
 	clis := map[string]string{"cli-dynamic": filepath.Join(dir, "cli-dynamic"), "cli-static": filepath.Join(dir, "cli-static"),
-		"cli-gochain": filepath.Join(dir, "cli-gochain")}
+		"cli-nocgo": filepath.Join(dir, "cli-nocgo")}
 	if !withCgo {
 		delete(clis, "cli-static") // external linking needs cgo
-		delete(clis, "cli-gochain")
+		delete(clis, "cli-nocgo")
 		fmt.Println("build: CGO_ENABLED=0: landlock's launcher is the Go chain; no namespaces runner")
 	}
 	for name, out := range clis {
 		args := []string{"build", "-o", out}
-		switch name {
-		case "cli-static":
+		if name == "cli-static" {
 			args = append(args, "-ldflags", "-linkmode external -extldflags -static")
-		case "cli-gochain":
-			args = append(args, "-tags", "sandbox_gosupervisor")
 		}
-		if o, err := exec.Command("go", append(args, "./cmd/sandbox-run")...).CombinedOutput(); err != nil {
+		build := exec.Command("go", append(args, "./cmd/sandbox-run")...)
+		if name == "cli-nocgo" {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if o, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build sandbox-run: %v %s", err, o)
 		}
 	}
@@ -119,12 +120,12 @@ func run(rounds int, only, names string, work bool) error {
 		library(sandbox.RunnerNamespaces+"-proxied", proxied, ws),
 		cli("cli-landlock-dyn", sandbox.RunnerLandlock, clis["cli-dynamic"], ws),
 		cli("cli-landlock-static", sandbox.RunnerLandlock, clis["cli-static"], ws),
-		cli("cli-landlock-gochain", sandbox.RunnerLandlock, clis["cli-gochain"], ws),
+		cli("cli-landlock-nocgo", sandbox.RunnerLandlock, clis["cli-nocgo"], ws),
 		cli("cli-namespaces", sandbox.RunnerNamespaces, clis["cli-dynamic"], ws),
 	}
 	if !withCgo {
 		variants = slices.DeleteFunc(variants, func(v variant) bool {
-			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static" || v.name == "cli-landlock-gochain"
+			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static" || v.name == "cli-landlock-nocgo"
 		})
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
