@@ -69,6 +69,24 @@ var cacheTools = []CacheTool{
 	{"xdg", []string{"XDG_CACHE_HOME"}, []string{"xdg"}},
 }
 
+// cacheAliases are the other names a tool reads as one of its cache
+// variables, in any case: npm reads every npm_config_* variable whatever
+// its case, the last one winning, and yarn 1 every yarn_* one, over the
+// npm_config_* ones. A caller's NPM_CONFIG_CACHE or yarn_cache_folder
+// would otherwise point the tool back at the user's cache, read-only to
+// the command, whatever the wrap sets.
+var cacheAliases = map[string][]string{
+	"npm_config_cache":   {"npm_config_cache"},
+	"YARN_CACHE_FOLDER":  {"yarn_cache_folder", "npm_config_cache_folder"},
+	"YARN_GLOBAL_FOLDER": {"yarn_global_folder", "npm_config_global_folder"},
+}
+
+// aliasOf reports whether the tool reads name as its variable v, under
+// another spelling.
+func aliasOf(v, name string) bool {
+	return name != v && slices.ContainsFunc(cacheAliases[v], func(a string) bool { return strings.EqualFold(a, name) })
+}
+
 // CacheTools returns the toolchains whose caches the sandbox moves, and
 // their variables. Each call returns a new slice.
 func CacheTools() []CacheTool {
@@ -88,6 +106,10 @@ type CacheUse struct {
 	// WarmFrom are caches of the user's that the tool reads, never writes
 	// (Go's module downloads, and its build cache through GOCACHEPROG).
 	WarmFrom []string `json:"warm_from,omitempty"`
+	// Replaced names the caller's variables the wrap dropped because the
+	// tool reads them as one of Env's under another spelling
+	// (NPM_CONFIG_CACHE for npm_config_cache).
+	Replaced []string `json:"replaced,omitempty"`
 }
 
 // cachePlan is what validate decided about caches; prepareCaches makes it
@@ -410,10 +432,13 @@ func goWarmProxy(dir, proxy string) string {
 
 // cacheEnv is the variables the plan sets and the report's entries: each
 // tool's variables below dir, minus the skipped tools and the variables
-// Policy.Env.Set gives, GOPROXY when warm is the user's module download
-// cache, and GOCACHEPROG when prog (the program reading the user's build
-// cache) is not "".
-func (c *cachePlan) cacheEnv(dir, warm, prog string) (vars []string, uses []CacheUse) {
+// Policy.Env.Set gives (under any spelling the tool reads), GOPROXY when
+// warm is the user's module download cache, and GOCACHEPROG when prog
+// (the program reading the user's build cache) is not "". Each entry's
+// Replaced names the variables of env (the caller's, Policy.Env applied)
+// that the tool would read instead of one the wrap sets: the wrap drops
+// them.
+func (c *cachePlan) cacheEnv(dir, warm, prog string, env []string) (vars []string, uses []CacheUse) {
 	if c.off {
 		return nil, nil
 	}
@@ -423,10 +448,15 @@ func (c *cachePlan) cacheEnv(dir, warm, prog string) (vars []string, uses []Cach
 		}
 		u := CacheUse{Tool: t.Name}
 		for i, v := range t.Vars {
-			if c.set[v] {
+			if c.set[v] || c.setAlias(v) {
 				continue
 			}
 			u.Env = append(u.Env, v+"="+filepath.Join(dir, filepath.FromSlash(t.Subdirs[i])))
+			for _, kv := range env {
+				if name, _, _ := strings.Cut(kv, "="); aliasOf(v, name) && !slices.Contains(u.Replaced, name) {
+					u.Replaced = append(u.Replaced, name)
+				}
+			}
 		}
 		if t.Name == "go" && warm != "" && !c.set["GOPROXY"] {
 			u.Env = append(u.Env, "GOPROXY="+goWarmProxy(warm, c.goProxy))
@@ -442,4 +472,15 @@ func (c *cachePlan) cacheEnv(dir, warm, prog string) (vars []string, uses []Cach
 		}
 	}
 	return vars, uses
+}
+
+// setAlias reports whether Policy.Env.Set gives the variable v under
+// another spelling the tool reads: that choice stands, as v's would.
+func (c *cachePlan) setAlias(v string) bool {
+	for name := range c.set {
+		if aliasOf(v, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -262,7 +262,7 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 			}
 		}
 	}
-	vars, uses := c.cacheEnv(dir, warm, prog)
+	vars, uses := c.cacheEnv(dir, warm, prog, r.env)
 	w.CacheDir, w.Caches, w.CacheNote = dir, uses, c.baseNote
 	return vars
 }

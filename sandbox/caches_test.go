@@ -67,7 +67,7 @@ func TestPlanCaches(t *testing.T) {
 
 func TestCacheEnv(t *testing.T) {
 	plan := &cachePlan{skip: map[string]bool{"cargo": true}, set: map[string]bool{"GOCACHE": true}, goProxy: "https://p.example,direct"}
-	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "")
+	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "", nil)
 	for _, want := range []string{"GOPATH=/c/go", "GOMODCACHE=/c/go/pkg/mod", "PIP_CACHE_DIR=/c/pip", "npm_config_cache=/c/npm",
 		"XDG_CACHE_HOME=/c/xdg", "GOPROXY=file:///u/go/pkg/mod/cache/download,https://p.example,direct"} {
 		if !slices.Contains(vars, want) {
@@ -82,8 +82,48 @@ func TestCacheEnv(t *testing.T) {
 	if uses[0].Tool != "go" || !slices.Equal(uses[0].WarmFrom, []string{"/u/go/pkg/mod/cache/download"}) {
 		t.Errorf("uses %+v", uses)
 	}
-	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", "", ""); v != nil {
+	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", "", "", nil); v != nil {
 		t.Errorf("off: %q", v)
+	}
+}
+
+// TestCacheEnvReplacesAliases: the caller's variables a tool reads as one
+// of the wrap's (npm's npm_config_* and yarn 1's yarn_* in any case) are
+// named for dropping, only when the wrap sets that variable; another
+// tool's, or a spelling the tool does not read as it, are not; one that
+// Policy.Env.Set gives stands, and the wrap then sets no variable of its
+// own for it.
+func TestCacheEnvReplacesAliases(t *testing.T) {
+	env := []string{"HOME=/h", "NPM_CONFIG_CACHE=/h/.npm", "Npm_Config_Cache=/h/.npm", "npm_config_cache=/h/.npm",
+		"yarn_cache_folder=/h/y", "npm_config_cache_folder=/h/y", "YARN_GLOBAL_FOLDER=/h/g", "pip_cache_dir=/h/p", "npm_config_registry=https://r"}
+	cases := []struct {
+		name         string
+		plan         *cachePlan
+		tool         string
+		wantReplaced []string
+		variable     string // the tool's variable, and its value in the wrap's ("" unset)
+		wantValue    string
+	}{
+		{"npm", &cachePlan{}, "npm", []string{"NPM_CONFIG_CACHE", "Npm_Config_Cache"}, "npm_config_cache", "/c/npm"},
+		{"yarn", &cachePlan{}, "yarn", []string{"yarn_cache_folder", "npm_config_cache_folder"}, "YARN_CACHE_FOLDER", "/c/yarn/cache"},
+		{"pip reads PIP_ only in capitals", &cachePlan{}, "pip", nil, "PIP_CACHE_DIR", "/c/pip"},
+		{"npm skipped", &cachePlan{skip: map[string]bool{"npm": true}}, "npm", nil, "npm_config_cache", ""},
+		{"an alias Env.Set gives stands", &cachePlan{set: map[string]bool{"NPM_CONFIG_CACHE": true}}, "npm", nil, "npm_config_cache", ""},
+	}
+	for _, tc := range cases {
+		vars, uses := tc.plan.cacheEnv("/c", "", "", env)
+		var got []string
+		for _, u := range uses {
+			if u.Tool == tc.tool {
+				got = u.Replaced
+			}
+		}
+		if !slices.Equal(got, tc.wantReplaced) {
+			t.Errorf("%s: replaced %q, want %q", tc.name, got, tc.wantReplaced)
+		}
+		if v, _ := lookupEnv(vars, tc.variable); v != tc.wantValue {
+			t.Errorf("%s: %s=%q in %q, want %q", tc.name, tc.variable, v, vars, tc.wantValue)
+		}
 	}
 }
 

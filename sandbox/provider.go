@@ -177,6 +177,11 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		name, _, _ := strings.Cut(kv, "=")
 		w.Env = append(dropVar(w.Env, name), kv)
 	}
+	for _, u := range w.Caches {
+		for _, name := range u.Replaced {
+			w.Env = dropVar(w.Env, name)
+		}
+	}
 	if v := w.RunnerFailure.AppliedEnv; v != "" {
 		// Only Command names the report pipe: a value inherited from the
 		// caller would point the launcher at some other descriptor.
