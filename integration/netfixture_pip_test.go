@@ -74,6 +74,9 @@ func (w *netWorld) startPyIndex(t *testing.T) (*httptest.Server, []byte) {
 		case "/simple/" + sbxPyPkg:
 			http.Redirect(rw, r, "/simple/"+sbxPyPkg+"/", http.StatusMovedPermanently)
 		case "/files/" + sbxPyWheel:
+			// As PyPI serves its files: pip keeps only a response
+			// that says how long it stays fresh.
+			rw.Header().Set("Cache-Control", "max-age=365000000, immutable, public")
 			rw.Header().Set("Content-Type", "application/octet-stream")
 			rw.Write(whl)
 		default:
