@@ -63,7 +63,9 @@ const sbxNoProxy = netproxy.NoProxy
 // are the tools' own settings, which by the tools' documentation (not
 // checked here) win over a proxy in the user's .npmrc, pip.conf or
 // .cargo/config.toml; pnpm and yarn 1 read the npm_config_ ones too
-// (documented, not checked: neither is installed here). All of this is
+// (documented; yarn 1 reaches a registry with the wrap's variables alone
+// in TestToolCachesThroughTheProxy, pnpm is not packaged for Debian and
+// never runs here). All of this is
 // cooperative: a client that ignores the variables (or a git with
 // http.proxy in its config, which wins over them) connects directly, so
 // the network confinement, not the variables, must keep it from anything
