@@ -50,6 +50,25 @@
 #define SBX_LANDLOCK_NOTICE_PREFIX "landlock-run: notice: partial enforcement: "
 // JoinGaps(LandlockUnclosedGaps): why landlock-run always refuses -full.
 #define SBX_LANDLOCK_UNCLOSED_GAPS "proc: every host process stays visible in /proc, with its command line (landlock has no pid namespace; needs the namespaces runner)"
+// RefusalsEnv: the variable naming the descriptor the guard or supervisor records its refusals on.
+#define SBX_REFUSALS_ENV "SANDBOX_LOCAL_REFUSALS_FD"
+// MaxRefusalRecords, MaxRefusalLine: the bounds of one writer's records.
+#define SBX_MAX_REFUSAL_RECORDS 16
+#define SBX_MAX_REFUSAL_LINE 2048
+// RefusalRuleProtected, RefusalRuleOutside: the rules a record names.
+#define SBX_REFUSAL_RULE_PROTECTED "protected"
+#define SBX_REFUSAL_RULE_OUTSIDE "outside"
+// RefusalOps: what a record says was tried.
+#define SBX_REFUSAL_OP_CREATE "create"
+#define SBX_REFUSAL_OP_WRITE "write"
+#define SBX_REFUSAL_OP_TRUNCATE "truncate"
+#define SBX_REFUSAL_OP_RENAME "rename"
+#define SBX_REFUSAL_OP_LINK "link"
+#define SBX_REFUSAL_OP_CHMOD "chmod"
+#define SBX_REFUSAL_OP_CHOWN "chown"
+#define SBX_REFUSAL_OP_TIMES "times"
+#define SBX_REFUSAL_OP_XATTR "xattr"
+#define SBX_REFUSAL_OP_FLAGS "flags"
 // The Landlock rights the C starts use (go-landlock's constants; the
 // build host's headers may predate them).
 #define SBX_LANDLOCK_ACCESS_FS_READ_FILE 0x4ULL

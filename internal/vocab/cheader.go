@@ -52,6 +52,18 @@ func CHeader() string {
 	num("SBX_ERRATUM_SIGNAL_SCOPING", "ErratumSignalScoping: below it, signal scoping counts as missing.", ErratumSignalScoping)
 	str("SBX_LANDLOCK_NOTICE_PREFIX", "NoticePrefix(LandlockRun): the start of landlock-run's notice line (-notice follows).", NoticePrefix(LandlockRun))
 	str("SBX_LANDLOCK_UNCLOSED_GAPS", "JoinGaps(LandlockUnclosedGaps): why landlock-run always refuses -full.", JoinGaps(LandlockUnclosedGaps))
+	str("SBX_REFUSALS_ENV", "RefusalsEnv: the variable naming the descriptor the guard or supervisor records its refusals on.", RefusalsEnv)
+	num("SBX_MAX_REFUSAL_RECORDS", "MaxRefusalRecords, MaxRefusalLine: the bounds of one writer's records.", MaxRefusalRecords)
+	num("SBX_MAX_REFUSAL_LINE", "", MaxRefusalLine)
+	str("SBX_REFUSAL_RULE_PROTECTED", "RefusalRuleProtected, RefusalRuleOutside: the rules a record names.", RefusalRuleProtected)
+	str("SBX_REFUSAL_RULE_OUTSIDE", "", RefusalRuleOutside)
+	for i, op := range RefusalOps {
+		comment := ""
+		if i == 0 {
+			comment = "RefusalOps: what a record says was tried."
+		}
+		str("SBX_REFUSAL_OP_"+strings.ToUpper(op), comment, op)
+	}
 	bits := func(name, comment string, v uint64) { def(name, comment, fmt.Sprintf("%#xULL", v)) }
 	bits("SBX_LANDLOCK_ACCESS_FS_READ_FILE", "The Landlock rights the C starts use (go-landlock's constants; the\n// build host's headers may predate them).", ll.AccessFSReadFile)
 	bits("SBX_LANDLOCK_ACCESS_FS_READ_DIR", "", ll.AccessFSReadDir)
