@@ -136,13 +136,27 @@ func landlockRelay(args []string) {
 	if err != nil {
 		fatal(name, token, "pipe: %v", err)
 	}
+	// The refusal record's descriptor goes to the supervisor alone, at
+	// refusalsChainFD, and the variable with it.
+	files := []*os.File{watch}
+	rec, err := takeRefusalsFD()
+	if err != nil {
+		fatal(name, token, "%v", err)
+	}
+	if rec >= 0 {
+		files = append(files, os.NewFile(uintptr(rec), "refusals"))
+		os.Setenv(vocab.RefusalsEnv, strconv.Itoa(refusalsChainFD))
+	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, procsig.Forwarded...)
-	sup, err := startStage(vocab.LandlockSupervisor, args, []*os.File{watch}, &syscall.SysProcAttr{Setpgid: true})
+	sup, err := startStage(vocab.LandlockSupervisor, args, files, &syscall.SysProcAttr{Setpgid: true})
 	if err != nil {
 		fatal(name, token, "start the supervisor: %v", err)
 	}
-	watch.Close()
+	os.Unsetenv(vocab.RefusalsEnv)
+	for _, f := range files {
+		f.Close()
+	}
 	go func() {
 		for s := range sigs {
 			if procsig.PassOn(s) {
@@ -178,6 +192,13 @@ func landlockSupervise(args []string) {
 	if err != nil {
 		fatal(name, token, "%v", err)
 	}
+	// The refusal record (taken out of the environment: the launcher
+	// starts without it).
+	recFD, err := takeRefusalsFD()
+	if err != nil {
+		fatal(name, token, "supervisor: %v", err)
+	}
+	refusals := &refusalLog{fd: recFD}
 	roots := spec.Writable
 	if spec.TempDir != "" {
 		roots = append(roots[:len(roots):len(roots)], spec.TempDir)
@@ -221,7 +242,7 @@ func landlockSupervise(args []string) {
 		relay.Read(b[:]) // only the relay's death ends this read
 		close(relayGone)
 	}()
-	go serveMetadata(pair[0], roots)
+	go serveMetadata(pair[0], roots, refusals)
 	var status unix.WaitStatus
 	for done := false; !done; {
 		select {
@@ -250,6 +271,7 @@ func landlockSupervise(args []string) {
 		}
 	}
 	endChildren()
+	refusals.end()
 	mirror(status)
 }
 

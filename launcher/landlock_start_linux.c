@@ -39,6 +39,9 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 		return;
 	sbx_name = SBX_LANDLOCK_RUN;
 	take_token();
+	// The refusal record's descriptor (vocab.RefusalsEnv): the supervisor
+	// keeps it, the relay and the launcher close theirs.
+	sbx_take_refusals_fd(sbx_token);
 	// Decoded once, before the forks: the supervisor takes its roots from
 	// it, the launcher everything else. Malformed arguments end the launch
 	// here, before any process of the sandbox exists.

@@ -94,7 +94,7 @@ type metaCall struct {
 // serveMetadata takes the seccomp listener the launcher sends on sock and
 // answers every notification on it until no process of the filter is
 // left. It runs on a thread of its own with no capability.
-func serveMetadata(sock int, roots []string) {
+func serveMetadata(sock int, roots []string, refusals *refusalLog) {
 	runtime.LockOSThread() // never unlocked: the thread dies with its capabilities dropped
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var none [2]unix.CapUserData
@@ -107,7 +107,7 @@ func serveMetadata(sock int, roots []string) {
 		return
 	}
 	defer unix.Close(listener)
-	m := &metaServer{listener: listener, roots: roots}
+	m := &metaServer{listener: listener, roots: roots, refusals: refusals}
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -147,7 +147,8 @@ type metaServer struct {
 	listener int
 	pid      int
 	roots    []string
-	memFile  bool // process_vm_readv refused here: read /proc/PID/mem
+	memFile  bool        // process_vm_readv refused here: read /proc/PID/mem
+	refusals *refusalLog // where a refusal outside the roots is recorded
 }
 
 func (m *metaServer) answer() {
@@ -181,7 +182,11 @@ func (m *metaServer) metaFor(req *seccompNotif) unix.Errno {
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(m.listener), notifIDValid, uintptr(unsafe.Pointer(&id))); e != 0 {
 		return metarules.ErrGone // the command is gone from the call: the answer goes nowhere
 	}
-	if err != nil || !strings.HasPrefix(where, "/") || strings.Contains(where, " (deleted)") || !m.beneath(where) {
+	if err != nil || !strings.HasPrefix(where, "/") || strings.Contains(where, " (deleted)") {
+		return metarules.ErrOutside
+	}
+	if !m.beneath(where) {
+		m.refusals.refused(metaOpWords[c.op], vocab.RefusalRuleOutside, where)
 		return metarules.ErrOutside
 	}
 	var st unix.Stat_t

@@ -465,6 +465,25 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 	return SBX_META_ERR_UNKNOWN;
 }
 
+// meta_op_word is what a refusal record says was tried.
+static const char *meta_op_word(enum meta_op op) {
+	switch (op) {
+	case META_CHMOD:
+		return SBX_REFUSAL_OP_CHMOD;
+	case META_CHOWN:
+		return SBX_REFUSAL_OP_CHOWN;
+	case META_UTIMES:
+		return SBX_REFUSAL_OP_TIMES;
+	case META_SETXATTR:
+	case META_REMOVEXATTR:
+		return SBX_REFUSAL_OP_XATTR;
+	case META_FLAGS:
+	case META_FSXATTR:
+		break;
+	}
+	return SBX_REFUSAL_OP_FLAGS;
+}
+
 // meta_for makes one metadata call for the command: decoded, its object
 // checked, then made; 0 or an errno.
 static int meta_for(int listener, const struct seccomp_notif *req) {
@@ -487,9 +506,12 @@ static int meta_for(int listener, const struct seccomp_notif *req) {
 		err = errno;
 	} else {
 		where[n] = 0;
-		if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath(where))
+		if (where[0] != '/' || strstr(where, " (deleted)") != NULL)
 			err = SBX_META_ERR_OUTSIDE;
-		else
+		else if (!beneath(where)) {
+			err = SBX_META_ERR_OUTSIDE;
+			sbx_refused(meta_op_word(c.op), SBX_REFUSAL_RULE_OUTSIDE, where);
+		} else
 			err = perform((pid_t)req->pid, &c, self, &st);
 	}
 	close(c.fd);

@@ -372,16 +372,36 @@ fail:
 	return e;
 }
 
+// g_hit is the guarded name is_guarded or holds_bound last found (NULL
+// when it could not tell, and refused all the same): what refuse records.
+static const struct guarded *g_hit;
+
+// refuse records the refusal of g_hit (op: what was tried) and returns
+// -EROFS, the guard's answer.
+static int refuse(const char *op) {
+	if (g_hit != NULL)
+		sbx_refused(op, SBX_REFUSAL_RULE_PROTECTED, g_hit->path);
+	return -EROFS;
+}
+
+// open_op is what an open refused at g_hit tried: creating a name the
+// plan holds as absent, else writing a bound one.
+static const char *open_op(void) { return g_hit != NULL && !g_hit->bound ? SBX_REFUSAL_OP_CREATE : SBX_REFUSAL_OP_WRITE; }
+
 // is_guarded reports whether name in dir is a guarded name (creating it
-// is refused), or with bound_only a bound one (writing to it is refused).
+// is refused), or with bound_only a bound one (writing to it is refused);
+// g_hit is that name.
 static int is_guarded(const struct ctx *c, int dir, const char *name, int bound_only) {
 	struct stat st;
+	g_hit = NULL;
 	if (fstat(dir, &st) < 0)
 		return 1; // cannot tell: refused
 	for (int i = 0; i < c->plan->nguarded; i++) {
 		const struct guarded *g = &c->plan->guarded[i];
-		if ((g->bound || !bound_only) && g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0)
+		if ((g->bound || !bound_only) && g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0) {
+			g_hit = g;
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -391,13 +411,16 @@ static int is_guarded(const struct ctx *c, int dir, const char *name, int bound_
 // renamed over it since).
 static int holds_bound(const struct ctx *c, int fd) {
 	struct stat st, at;
+	g_hit = NULL;
 	if (fstat(fd, &st) < 0)
 		return 1; // cannot tell: refused
 	for (int i = 0; i < c->plan->nguarded; i++) {
 		const struct guarded *g = &c->plan->guarded[i];
 		if (g->bound && fstatat(g_root, g->path + 1, &at, AT_SYMLINK_NOFOLLOW) == 0 && at.st_dev == st.st_dev &&
-		    at.st_ino == st.st_ino)
+		    at.st_ino == st.st_ino) {
+			g_hit = g;
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -627,7 +650,7 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 		// Creating refuses every guarded name, writing the bound ones.
 		if (!w.magic && writes(k->flags) && is_guarded(c, w.dir, w.name, !(k->flags & O_CREAT))) {
 			close(w.dir);
-			return -EROFS;
+			return refuse(open_op());
 		}
 		// The final was resolved here: a symlink put there since is not
 		// followed by the kernel (ELOOP: resolved again). A link of the
@@ -675,7 +698,7 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 		}
 		if (w.magic && writes(k->flags) && holds_bound(c, fd)) {
 			close(fd);
-			return -EROFS;
+			return refuse(SBX_REFUSAL_OP_WRITE);
 		}
 		if (truncate_after && (e = truncate_object(fd, 0, 0)) != 0) {
 			close(fd);
@@ -695,7 +718,7 @@ static int do_truncate(const struct ctx *c, const struct call *k, int start) {
 			return -e;
 		if (!w.magic && is_guarded(c, w.dir, w.name, 1)) {
 			close(w.dir);
-			return -EROFS;
+			return refuse(SBX_REFUSAL_OP_TRUNCATE);
 		}
 		int fd = openat(w.dir, w.name, O_PATH | O_CLOEXEC | (w.magic ? 0 : O_NOFOLLOW));
 		e = errno;
@@ -710,7 +733,7 @@ static int do_truncate(const struct ctx *c, const struct call *k, int start) {
 		if (check_proc(c, fd, NULL) != 0)
 			e = EACCES;
 		else if (w.magic && holds_bound(c, fd))
-			e = EROFS;
+			e = -refuse(SBX_REFUSAL_OP_TRUNCATE);
 		else
 			e = truncate_object(fd, k->length, 1);
 		close(fd);
@@ -731,7 +754,7 @@ static int link_magic(const struct ctx *c, const struct where *w2, const struct 
 	if (check_proc(c, fd, NULL) != 0)
 		r = -EACCES;
 	else if (holds_bound(c, fd))
-		r = -EROFS;
+		r = refuse(SBX_REFUSAL_OP_LINK);
 	else {
 		char self[64];
 		snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
@@ -769,7 +792,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		if ((r = -resolve(c, start, k->path, 0, &w)) != 0)
 			break;
 		if (is_guarded(c, w.dir, w.name, 0))
-			r = -EROFS;
+			r = refuse(SBX_REFUSAL_OP_CREATE);
 		else if (k->op == C_MKDIR)
 			r = mkdirat(w.dir, w.name, k->mode & 07777) < 0 ? -errno : 0;
 		else if (k->op == C_MKNOD)
@@ -814,7 +837,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		// descriptor's object (AT_EMPTY_PATH) is checked by what it is.
 		if (is_guarded(c, w.dir, w.name, 0) || (k->op == C_RENAME && is_guarded(c, w2.dir, w2.name, 0)) ||
 		    (k->op == C_LINK && !w2.magic && (empty ? holds_bound(c, w2.dir) : is_guarded(c, w2.dir, w2.name, 1))))
-			r = -EROFS;
+			r = refuse(k->op == C_RENAME ? SBX_REFUSAL_OP_RENAME : SBX_REFUSAL_OP_LINK);
 		else if (k->op == C_LINK && w2.magic)
 			r = link_magic(c, &w2, &w);
 		else if (k->op == C_LINK)
@@ -851,10 +874,13 @@ static void answer(const struct sbx_plan *plan) {
 			// from pid 1 as it learns the command's exit. The listener's
 			// hang-up tells the two apart.
 			struct pollfd p = {.fd = g_listener, .events = POLLIN};
-			if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN))
+			if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN)) {
+				sbx_refusals_end();
 				_exit(0);
+			}
 			return;
 		}
+		sbx_refusals_end();
 		_exit(0); // the listener is gone: nothing left to guard
 	}
 	struct seccomp_notif_resp resp = {.id = req.n.id};
@@ -971,15 +997,22 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 			close(t);
 		}
 	}
-	// Everything pid 2 held but the socket (the bridge, the plan's
-	// descriptors): the guard keeps only what it opens itself.
-	if (sock != 3 && (dup2(sock, 3) < 0 || close(sock) < 0))
+	// Everything pid 2 held but the socket and the refusal record (the
+	// bridge, the plan's descriptors): the guard keeps only what it opens
+	// itself. Each is first moved above both places, which either may hold.
+	int rec = -1;
+	if (sbx_refusals_fd >= 0 && (rec = fcntl(sbx_refusals_fd, F_DUPFD_CLOEXEC, 5)) < 0)
+		_exit(1);
+	if ((sock = fcntl(sock, F_DUPFD_CLOEXEC, 5)) < 0 || dup3(sock, 3, O_CLOEXEC) < 0)
+		_exit(1);
+	if (rec >= 0 && dup3(rec, 4, O_CLOEXEC) < 0)
 		_exit(1);
 	sock = 3;
-	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
-		for (int fd = 4; fd < 65536; fd++)
+	if (sbx_refusals_fd >= 0)
+		sbx_refusals_fd = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+		for (int fd = 5; fd < 65536; fd++)
 			close(fd);
-	fcntl(sock, F_SETFD, FD_CLOEXEC);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		_exit(1);

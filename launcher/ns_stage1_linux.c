@@ -288,6 +288,9 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	// The token travels in the environment (see internal/vocab): argv is
 	// readable by every process through /proc/PID/cmdline.
 	char *token = getenv(SBX_TOKEN_ENV);
+	// The refusal record's descriptor (vocab.RefusalsEnv), out of the
+	// environment: only the guard, forked by pid 2, keeps it.
+	sbx_take_refusals_fd(token);
 
 	// Only the network flag matters here; stage 2 decodes and checks the
 	// whole vocabulary (and fails with a signed line if it is malformed).
@@ -365,6 +368,10 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 			sbx_fatal(sbx_token, "signalfd: %s", strerror(errno));
 		struct stage2_args a = {argc, argv, p[0], sfd, st[1], chld};
 		pid_t cmd = spawn_stage2(&a);
+		// The guard has its copy of the record's descriptor (pid 2 forked
+		// it, and the command never had it: close-on-exec); pid 1 needs none.
+		if (sbx_refusals_fd >= 0)
+			close(sbx_refusals_fd);
 		// The sandbox's mount table, watched from now on (check_mounts).
 		// It is opened only now: mountinfo shows the mounts below the root
 		// its opener had, and pid 2 has just pivoted this namespace (pid 1
@@ -398,6 +405,8 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	}
 
 	// Stage 1: forward, wait, exit with stage 2's status. Never runs Go.
+	if (sbx_refusals_fd >= 0)
+		close(sbx_refusals_fd);
 	close(p[0]);
 	close(st[1]);
 	sigpipe_w = p[1];

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -198,4 +199,110 @@ void sbx_join_cgroup(const char *token, const char *dir) {
 	if (fd < 0 || write(fd, "0\n", 2) != 2)
 		sbx_fatal(token, "join the cgroup %s (the limits set there would not hold): %s", dir, strerror(errno));
 	close(fd);
+}
+
+int sbx_refusals_fd = -1;
+
+void sbx_take_refusals_fd(const char *token) {
+	const char *v = getenv(SBX_REFUSALS_ENV);
+	if (v == NULL)
+		return;
+	char *end;
+	errno = 0;
+	long fd = strtol(v, &end, 10);
+	struct stat st;
+	if (errno != 0 || end == v || *end != 0 || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		sbx_fatal(token, "%s=%.16s names no pipe above 2", SBX_REFUSALS_ENV, v);
+	int fl = fcntl((int)fd, F_GETFL);
+	if (fl < 0 || fcntl((int)fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+		sbx_fatal(token, "%s: %s", SBX_REFUSALS_ENV, strerror(errno));
+	unsetenv(SBX_REFUSALS_ENV);
+	sbx_refusals_fd = (int)fd;
+}
+
+// What the writer keeps (vocab.RefusalRecorder): a hash of each record,
+// and how many refusals it dropped.
+static unsigned long long rf_seen[SBX_MAX_REFUSAL_RECORDS];
+static int rf_n;
+static unsigned long rf_dropped;
+
+// rf_hash is vocab.RefusalHash: FNV-1a of op, a NUL and path.
+static unsigned long long rf_hash(const char *op, const char *path) {
+	unsigned long long h = 14695981039346656037ULL;
+	for (const unsigned char *p = (const unsigned char *)op;; p++) {
+		h = (h ^ *p) * 1099511628211ULL; // the NUL too
+		if (*p == 0)
+			break;
+	}
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+static void rf_count(void) {
+	char b[32];
+	int n = snprintf(b, sizeof b, "more %lu\n", rf_dropped);
+	if (write(sbx_refusals_fd, b, (size_t)n) < 0) {
+		// No room: a later count line says it.
+	}
+}
+
+static void rf_drop(void) {
+	rf_dropped++;
+	if ((rf_dropped & (rf_dropped - 1)) == 0)
+		rf_count();
+}
+
+void sbx_refused(const char *op, const char *rule, const char *path) {
+	if (sbx_refusals_fd < 0)
+		return;
+	unsigned long long h = rf_hash(op, path);
+	for (int i = 0; i < rf_n; i++)
+		if (rf_seen[i] == h)
+			return;
+	if (rf_n >= SBX_MAX_REFUSAL_RECORDS) {
+		rf_drop();
+		return;
+	}
+	rf_seen[rf_n++] = h;
+	static char line[SBX_MAX_REFUSAL_LINE];
+	static const char hex[] = "0123456789ABCDEF";
+	int head = snprintf(line, sizeof line, "%s %s ", op, rule);
+	// The path's room: the line less its head, " +" and the newline.
+	size_t len = (size_t)head, room = SBX_MAX_REFUSAL_LINE - (size_t)head - 3;
+	int cut = 0;
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		int esc = *p <= ' ' || *p > '~' || *p == '%';
+		if (len - (size_t)head + (esc ? 3 : 1) > room) {
+			cut = 1;
+			break;
+		}
+		if (esc) {
+			line[len++] = '%';
+			line[len++] = hex[*p >> 4];
+			line[len++] = hex[*p & 15];
+		} else {
+			line[len++] = (char)*p;
+		}
+	}
+	if (cut) {
+		line[len++] = ' ';
+		line[len++] = '+';
+	}
+	line[len++] = '\n';
+	// At most SBX_MAX_REFUSAL_LINE bytes, under PIPE_BUF: written whole or
+	// not at all.
+	if (write(sbx_refusals_fd, line, len) != (ssize_t)len)
+		rf_drop();
+}
+
+void sbx_refusals_reset(int fd) {
+	sbx_refusals_fd = fd;
+	rf_n = 0;
+	rf_dropped = 0;
+}
+
+void sbx_refusals_end(void) {
+	if (sbx_refusals_fd >= 0 && rf_dropped != 0 && (rf_dropped & (rf_dropped - 1)) != 0)
+		rf_count();
 }

@@ -95,4 +95,30 @@ ssize_t sbx_peek(pid_t pid, unsigned long long addr, void *buf, size_t size);
 // into buf (size bytes); 0 or an errno (ENAMETOOLONG when it does not fit).
 int sbx_read_path(pid_t pid, unsigned long long addr, char *buf, size_t size);
 
+// sbx_refusals_fd is the descriptor on which the guard (ns-run) or the
+// metadata supervisor (landlock-run) records the refusals it makes
+// (vocab.RefusalsEnv, the record format in internal/vocab/refusals.go);
+// -1 when the spawner passed none.
+extern int sbx_refusals_fd;
+
+// sbx_take_refusals_fd takes RefusalsEnv out of the environment and keeps
+// the descriptor it names in sbx_refusals_fd, made non-blocking (a writer
+// never waits for the reader: a record with no room is counted instead).
+// Fatal, signed with token, when it names no pipe above 2.
+void sbx_take_refusals_fd(const char *token);
+
+// sbx_refused records one refusal (op, rule: the SBX_REFUSAL_* words;
+// path: as the guard or supervisor resolved it), as
+// vocab.RefusalRecorder decides: a repeat is not recorded again, past
+// SBX_MAX_REFUSAL_RECORDS only counted. Nothing without a descriptor.
+void sbx_refused(const char *op, const char *rule, const char *path);
+
+// sbx_refusals_end writes the last count line, when one is owed.
+void sbx_refusals_end(void);
+
+// sbx_refusals_reset makes fd the descriptor of a fresh writer, which has
+// recorded and dropped nothing: for the test that holds the C writer to
+// vocab.RefusalRecorder.
+void sbx_refusals_reset(int fd);
+
 #endif

@@ -226,6 +226,7 @@ static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock)
 		status <<= 8;
 	}
 	sv_end_children(childfd);
+	sbx_refusals_end();
 	sv_mirror(status);
 }
 
@@ -288,6 +289,8 @@ void sbx_landlock_supervise(const char *token, const struct spec *s) {
 		sv_fatal("fork the supervisor: %s", strerror(errno));
 	if (supervisor > 0) {
 		close(relay[0]);
+		if (sbx_refusals_fd >= 0)
+			close(sbx_refusals_fd);
 		sv_relay(supervisor);
 	}
 
@@ -337,6 +340,9 @@ void sbx_landlock_supervise(const char *token, const struct spec *s) {
 	close(childfd);
 	close(relay[0]);
 	close(pair[0]);
+	if (sbx_refusals_fd >= 0)
+		close(sbx_refusals_fd);
+	sbx_refusals_fd = -1;
 	sv_notify_sock = pair[1];
 	if (setpgid(0, group) < 0)
 		sv_fatal("launcher: setpgid: %s", strerror(errno));
