@@ -14,10 +14,16 @@ import (
 // the marker to the write end, which the child inherits as a descriptor;
 // Classify reads the read end.
 type appliedPipe struct {
-	mu     sync.Mutex
-	r, w   *os.File
+	pipeEnds
 	got    []byte
 	marker string
+}
+
+// pipeEnds are the two ends of a pipe a launcher reports on, in the
+// wrap's process, closed together (Cleanup).
+type pipeEnds struct {
+	mu   sync.Mutex
+	r, w *os.File
 }
 
 // appliedReadWait bounds how long Classify waits for the report. It is
@@ -47,7 +53,7 @@ func (p *appliedPipe) reported() bool {
 	return strings.Contains(string(p.got), p.marker)
 }
 
-func (p *appliedPipe) close() {
+func (p *pipeEnds) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, f := range []*os.File{p.r, p.w} {
@@ -67,16 +73,27 @@ func (w *Wrapped) passAppliedPipe(cmd *exec.Cmd) {
 	if rule.AppliedEnv == "" || rule.AppliedMarker == "" {
 		return
 	}
-	r, wr, err := os.Pipe()
-	if err != nil {
+	r, wr, ok := passPipe(cmd, rule.AppliedEnv)
+	if !ok {
 		return
 	}
-	fd := 3 + len(cmd.ExtraFiles)
-	cmd.ExtraFiles = append(cmd.ExtraFiles, wr)
-	cmd.Env = append(dropVar(cmd.Env, rule.AppliedEnv), rule.AppliedEnv+"="+strconv.Itoa(fd))
 	w.appliedMu.Lock()
-	w.applied = append(w.applied, &appliedPipe{r: r, w: wr, marker: rule.AppliedMarker})
+	w.applied = append(w.applied, &appliedPipe{pipeEnds: pipeEnds{r: r, w: wr}, marker: rule.AppliedMarker})
 	w.appliedMu.Unlock()
+}
+
+// passPipe gives cmd the write end of a new pipe as its next extra
+// descriptor (fd 3 for a fresh Command), named by the variable env, and
+// returns both ends; false when no pipe could be made.
+func passPipe(cmd *exec.Cmd, env string) (r, w *os.File, ok bool) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, false
+	}
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	cmd.Env = append(dropVar(cmd.Env, env), env+"="+strconv.Itoa(fd))
+	return r, w, true
 }
 
 // appliedReported reports whether the launcher of the last Command said

@@ -41,8 +41,15 @@ type Outcome struct {
 	// again), and whether each was restored.
 	ProtectedChanged []ProtectedChange `json:"protected_changed,omitempty"`
 	// Refusals are what the sandbox refused during the run, each with the
-	// change that would allow it (at most 20, the first seen).
+	// change that would allow it (at most 20: those the sandbox recorded
+	// itself first, then those matched from the output, each first seen).
 	Refusals []Refusal `json:"refusals,omitempty"`
+	// RefusalsUnlisted is how many refusals Refusals does not list, at
+	// least: the distinct ones past its bound, and every one past the
+	// bound of what the guard or supervisor records that repeats none it
+	// recorded (it counts them, repeats among them included; a guard
+	// stopped with the sandbox may not have written its last count).
+	RefusalsUnlisted int `json:"refusals_unlisted,omitempty"`
 }
 
 // ProtectedChange is one change to a read-only subpath found after a run.
@@ -124,7 +131,7 @@ func (w *Wrapped) Classify(exitCode int, stderr []byte) Outcome {
 	if w.rules != nil && o.Kind != OutcomeRunnerFailure {
 		// A launcher that failed ran no command: its fatal line names
 		// what the sandbox could not set up, not what it refused.
-		o.Refusals = w.rules.refusals(stderr, o.Blocked)
+		o.Refusals, o.RefusalsUnlisted = w.rules.refusals(stderr, o.Blocked, w.refusalRecords())
 	}
 	if w.checkProtected != nil {
 		o.ProtectedChanged = w.checkProtected()

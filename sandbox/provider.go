@@ -182,6 +182,10 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			w.Env = dropVar(w.Env, name)
 		}
 	}
+	// Only Command names the refusal record's pipe: a value inherited from
+	// the caller would point the launcher at some other descriptor.
+	w.Env = dropVar(w.Env, vocab.RefusalsEnv)
+	w.recordsRefusals = run.traits().recordsRefusals
 	if v := w.RunnerFailure.AppliedEnv; v != "" {
 		// Only Command names the report pipe: a value inherited from the
 		// caller would point the launcher at some other descriptor.

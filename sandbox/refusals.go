@@ -6,7 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // RefusalKind says what kind of access the sandbox refused.
@@ -30,17 +35,28 @@ type Refusal struct {
 	Rule   string      `json:"rule"`
 	Allow  string      `json:"allow,omitempty"`
 	// Seen is "sandbox" when the sandbox itself refused it and recorded
-	// it (the domain proxy), "output" when it was matched from the
+	// it (the domain proxy; the namespaces runner's guard, for a protected
+	// name; the landlock runner's supervisor, for a metadata change
+	// outside the writable roots), "output" when it was matched from the
 	// command's stderr against the policy: a path, host or variable named
 	// next to an error that this policy explains and that the user's own
 	// permissions would not have caused.
 	Seen string `json:"seen"`
+	// Op is what was tried, when the guard or the supervisor recorded it:
+	// create, write, truncate, rename, link (the guard); chmod, chown,
+	// times, xattr, flags (the supervisor).
+	Op string `json:"op,omitempty"`
 }
 
 // String is the refusal as one line: "write /x: outside the writable
-// roots (...); --allow-write / (Policy.WritableRoots) allows it".
+// roots (...); --allow-write / (Policy.WritableRoots) allows it", with
+// what was tried after the target when it was recorded ("write /x
+// (chmod): ...").
 func (r Refusal) String() string {
 	s := fmt.Sprintf("%s %s: %s", r.Kind, r.Target, r.Rule)
+	if r.Op != "" {
+		s = fmt.Sprintf("%s %s (%s): %s", r.Kind, r.Target, r.Op, r.Rule)
+	}
 	if r.Allow != "" {
 		s += "; " + r.Allow + " allows it"
 	}
@@ -80,22 +96,36 @@ var (
 	}
 )
 
-// refusals matches a run's stderr against the wrap's policy, and adds
-// what the proxy refused.
-func (r *pathRules) refusals(stderr []byte, blocked []BlockedRequest) []Refusal {
+// refusals returns what the proxy refused, what the guard or supervisor
+// recorded (records, vocab's format), and what a run's stderr shows
+// matched against the wrap's policy, in that order, each distinct
+// refusal once (the first, so the sandbox's own record wins over the
+// output's); and at least how many distinct ones are not listed.
+func (r *pathRules) refusals(stderr []byte, blocked []BlockedRequest, records []byte) ([]Refusal, int) {
 	var out []Refusal
 	seen := map[string]bool{}
+	unlisted := 0
 	add := func(f Refusal) {
 		key := string(f.Kind) + "\x00" + f.Target
-		if !seen[key] && len(out) < maxRefusals {
-			seen[key] = true
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		if len(out) < maxRefusals {
 			out = append(out, f)
+		} else {
+			unlisted++
 		}
 	}
 	for _, b := range blocked {
 		add(Refusal{Kind: RefusedNetwork, Target: fmt.Sprintf("%s:%d", b.Host, b.Port), Rule: "the domain proxy: " + b.Reason,
 			Allow: "--allow-domain " + b.Host + " (Policy.AllowDomains)", Seen: "sandbox"})
 	}
+	recs, more := vocab.ParseRefusalRecords(records)
+	for _, rec := range recs {
+		add(r.recordedRefusal(rec))
+	}
+	unlisted += more
 	lines := strings.Split(string(bytes.ToValidUTF8(stderr, []byte("?"))), "\n")
 	for i, line := range lines {
 		low := strings.ToLower(line)
@@ -127,7 +157,40 @@ func (r *pathRules) refusals(stderr []byte, blocked []BlockedRequest) []Refusal 
 			}
 		}
 	}
-	return out
+	return out, unlisted
+}
+
+// recordedRefusal is the refusal a guard or supervisor recorded: the
+// rule and the change that allows it as the policy words them at that
+// path (writeRefusal), or, should the policy call the path writable (the
+// guard and the policy disagree), the record's own rule.
+func (r *pathRules) recordedRefusal(rec vocab.RefusalRecord) Refusal {
+	target := rec.Path
+	if rec.Cut {
+		target += "..."
+	}
+	if !utf8.ValidString(target) || strings.ContainsFunc(target, unicode.IsControl) {
+		// A name the command chose: quoted, so that no byte of it is
+		// taken for anything but the name.
+		target = strconv.Quote(target)
+	}
+	f := Refusal{Kind: RefusedWrite, Target: target, Seen: "sandbox", Op: rec.Op}
+	if w, ok := r.writeRefusal(rec.Path); ok && !rec.Cut {
+		f.Rule, f.Allow = w.Rule, w.Allow
+		return f
+	}
+	f.Rule = "a protected name, refused by the guard"
+	if rec.Rule == vocab.RefusalRuleOutside {
+		f.Rule = "outside the writable roots, refused by the supervisor"
+	}
+	return f
+}
+
+// writeRefusal is the refused write at path as the policy words it, and
+// whether the policy refuses writing there.
+func (r *pathRules) writeRefusal(path string) (Refusal, bool) {
+	a := r.explain(path)
+	return Refusal{Kind: RefusedWrite, Target: a.Path, Rule: a.WriteRule, Allow: a.AllowWrite}, !a.Write
 }
 
 // pathRefusal judges one path named next to an error: a refusal when the
@@ -149,7 +212,9 @@ func (r *pathRules) pathRefusal(p, low string) (Refusal, bool) {
 		if denied && hostExists(a.Path) && !hostAccess(a.Path, false) {
 			return Refusal{}, false
 		}
-		return Refusal{Kind: RefusedWrite, Target: a.Path, Rule: a.WriteRule, Allow: a.AllowWrite, Seen: "output"}, true
+		f, _ := r.writeRefusal(a.Path)
+		f.Seen = "output"
+		return f, true
 	}
 	return Refusal{}, false
 }

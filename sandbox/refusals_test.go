@@ -1,8 +1,12 @@
 package sandbox
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // TestRefusalsFromOutput: the wordings of the common tools, matched
@@ -58,7 +62,7 @@ func TestRefusalsFromOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := r.refusals([]byte(tt.out), nil)
+			got, _ := r.refusals([]byte(tt.out), nil, nil)
 			if len(got) != len(tt.want) {
 				t.Fatalf("refusals %v, want %d like %q", got, len(tt.want), tt.want)
 			}
@@ -72,9 +76,45 @@ func TestRefusalsFromOutput(t *testing.T) {
 	// Under the proxied or allowed network, resolution errors are not
 	// the sandbox's; the proxy's own refusals are exact.
 	r.network = NetworkProxied
-	got := r.refusals([]byte("curl: (6) Could not resolve host: example.com"), []BlockedRequest{{Host: "evil.example", Port: 443, Count: 2, Reason: "not in allow_domains"}})
+	got, _ := r.refusals([]byte("curl: (6) Could not resolve host: example.com"), []BlockedRequest{{Host: "evil.example", Port: 443, Count: 2, Reason: "not in allow_domains"}}, nil)
 	if len(got) != 1 || got[0].Target != "evil.example:443" || got[0].Seen != "sandbox" || !strings.Contains(got[0].Allow, "--allow-domain evil.example") {
 		t.Errorf("proxied: %+v", got)
+	}
+}
+
+// TestRefusalsRecorded: what the guard or supervisor recorded comes
+// first, exact (Seen "sandbox", what was tried, the policy's rule and
+// allowing change), and wins over the same path matched from the output;
+// a name no terminal should see is quoted; a malformed record is
+// skipped; past the bounds, the rest are counted.
+func TestRefusalsRecorded(t *testing.T) {
+	r := &pathRules{mode: WorkspaceWrite, dir: "/ws", writable: []string{"/ws"}, temp: "/tmp/run",
+		guarded: []string{"/ws/.envrc"}, toolConfigs: []string{".envrc"}}
+	defer func(f func(string, bool) bool) { hostAccess = f }(hostAccess)
+	hostAccess = func(string, bool) bool { return true }
+	records := string(vocab.RefusalLine("create", vocab.RefusalRuleProtected, "/ws/.envrc")) +
+		string(vocab.RefusalLine("chmod", vocab.RefusalRuleOutside, "/var/a\nb\xff")) +
+		"forged rule /x\nmore 7\nmore 3\n" +
+		"chmod outside /var/half" // unfinished: skipped
+	got, unlisted := r.refusals([]byte("sh: 1: cannot create /ws/.envrc: Read-only file system\nsh: 1: cannot create /var/y: Read-only file system"), nil, []byte(records))
+	want := []Refusal{
+		{Kind: RefusedWrite, Target: "/ws/.envrc", Rule: "protected tool config .envrc: a later tool runs what it names", Allow: "--writable-config .envrc (Policy.WritableConfigs)", Seen: "sandbox", Op: "create"},
+		{Kind: RefusedWrite, Target: `"/var/a\nb\xff"`, Rule: "outside the writable roots (/ws, $TMPDIR)", Allow: "--allow-write /var (Policy.WritableRoots)", Seen: "sandbox", Op: "chmod"},
+		{Kind: RefusedWrite, Target: "/var/y", Rule: "outside the writable roots (/ws, $TMPDIR)", Allow: "--allow-write /var (Policy.WritableRoots)", Seen: "output"},
+	}
+	if !reflect.DeepEqual(got, want) || unlisted != 7 {
+		t.Errorf("refusals %+v, unlisted %d; want %+v, 7", got, unlisted, want)
+	}
+	if s := got[0].String(); s != "write /ws/.envrc (create): protected tool config .envrc: a later tool runs what it names; --writable-config .envrc (Policy.WritableConfigs) allows it" {
+		t.Errorf("String() = %q", s)
+	}
+	// Past maxRefusals, the distinct rest are counted.
+	var many []byte
+	for i := range maxRefusals + 5 {
+		many = append(many, vocab.RefusalLine("chmod", vocab.RefusalRuleOutside, fmt.Sprintf("/var/%d", i))...)
+	}
+	if got, unlisted := r.refusals(nil, nil, many); len(got) != maxRefusals || unlisted != 5 {
+		t.Errorf("%d refusals, %d unlisted; want %d, 5", len(got), unlisted, maxRefusals)
 	}
 }
 

@@ -47,6 +47,9 @@ type traits struct {
 	ports portMode
 	// limits are the resource limits its launcher can hold.
 	limits limitTraits
+	// recordsRefusals: its launcher records the refusals its guard or
+	// supervisor makes on the descriptor vocab.RefusalsEnv names.
+	recordsRefusals bool
 }
 
 // portMode is how a runner holds a command to loopback TCP ports.

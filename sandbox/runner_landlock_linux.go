@@ -58,7 +58,7 @@ func (l landlockRunner) complete(spec vocab.Spec) (vocab.Spec, error) {
 // ports on the host's loopback (and, a gap, on every other address).
 // It holds limits through cgroups and rlimits only.
 func (landlockRunner) traits() traits {
-	return traits{deniesTempParent: true, ports: portsHost, limits: limitTraits{launcher: true}}
+	return traits{deniesTempParent: true, ports: portsHost, limits: limitTraits{launcher: true}, recordsRefusals: true}
 }
 
 func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {

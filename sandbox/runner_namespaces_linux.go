@@ -94,7 +94,8 @@ func guardedNames(spec vocab.Spec, lstat func(string) (os.FileInfo, error)) []st
 // Its command runs in a user namespace of its own, and its temp dir can be
 // a tmpfs of its own.
 func (namespacesRunner) traits() traits {
-	return traits{deniesTempParent: true, ports: portsBridged, limits: limitTraits{launcher: true, usernsNproc: true, tmpfs: true}}
+	return traits{deniesTempParent: true, ports: portsBridged, limits: limitTraits{launcher: true, usernsNproc: true, tmpfs: true},
+		recordsRefusals: true}
 }
 
 func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {

@@ -157,6 +157,10 @@ type Wrapped struct {
 	net            *wrapNet       // the proxy and bridge this wrap runs until Cleanup
 	fromCache      bool           // the runner was selected from the verdict cache, unprobed
 	rules          *pathRules     // what Explain and the refusals judge by
+	// recordsRefusals: Command passes the launcher a pipe for the refusals
+	// its guard or supervisor makes (vocab.RefusalsEnv); one per Command.
+	recordsRefusals bool
+	refusalPipes    []*recordPipe
 }
 
 // HeldEnv names the variables a launcher must not start with: those that
@@ -197,14 +201,18 @@ type HeldEnv struct {
 //
 // Under seatbelt the launcher reports on a pipe that the sandbox is
 // applied (RunnerFailure.AppliedEnv): Command passes its write end as
-// ExtraFiles[0] (fd 3) and Classify reads it, for the last Command. Append
-// to ExtraFiles rather than replacing it.
+// ExtraFiles[0] (fd 3) and Classify reads it, for the last Command. Under
+// namespaces and landlock the launcher records on a pipe the refusals its
+// guard or supervisor makes (vocab.RefusalsEnv), passed the same way;
+// Classify reads the last Command's into Outcome.Refusals. Append to
+// ExtraFiles rather than replacing it.
 func (w *Wrapped) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = append([]string(nil), w.Args...)
 	cmd.Env = append([]string(nil), w.Env...)
 	cmd.Dir = w.Dir
 	w.passAppliedPipe(cmd)
+	w.passRefusalsPipe(cmd)
 	dieWithSpawner(cmd)
 	stopGracefully(cmd)
 	w.spawnedMu.Lock()
@@ -229,6 +237,7 @@ func (w *Wrapped) Cleanup() error {
 			}
 		}
 		w.closeAppliedPipes()
+		w.closeRefusalsPipes()
 		if w.net != nil {
 			w.net.close()
 		}

@@ -753,7 +753,7 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		if rep != nil {
 			writeReport(w, rep, outcome, stderr)
 		}
-		if notes := refusalNotes(outcome.Refusals); len(notes) > 0 && !quiet {
+		if notes := refusalNotes(outcome.Refusals, outcome.RefusalsUnlisted); len(notes) > 0 && !quiet {
 			for _, n := range notes {
 				fmt.Fprintln(stderr, n)
 			}

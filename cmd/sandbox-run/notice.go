@@ -88,8 +88,9 @@ func denialNote(w *sandbox.Wrapped, pol sandbox.Policy, o sandbox.Outcome) strin
 // sandbox refused something: one per distinct refusal, naming what, why,
 // and the flag that allows it; one matched from the command's output says
 // so, since the command chose what it printed. The proxy's refusals have their own line
-// (blockedNote); past maxNoted the rest are counted (the report has them).
-func refusalNotes(refusals []sandbox.Refusal) []string {
+// (blockedNote); past maxNoted the rest are counted (the report has them),
+// and so are those the outcome does not list (unlisted, at least).
+func refusalNotes(refusals []sandbox.Refusal, unlisted int) []string {
 	const maxNoted = 10
 	var out []string
 	n := 0
@@ -110,6 +111,9 @@ func refusalNotes(refusals []sandbox.Refusal) []string {
 	}
 	if n > maxNoted {
 		out = append(out, fmt.Sprintf("sandbox-run: refused %d more (--json-report lists them)", n-maxNoted))
+	}
+	if unlisted > 0 {
+		out = append(out, fmt.Sprintf("sandbox-run: refused at least %d more, not listed (past the bound of what is recorded)", unlisted))
 	}
 	return out
 }
