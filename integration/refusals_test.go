@@ -3,10 +3,18 @@
 package integration
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bo-agent/sandbox-local/internal/vocab"
+	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
 // TestRefusalsAreNamed: after a run in which the sandbox refused a write
@@ -86,6 +94,176 @@ func TestRefusalNotTheSandboxs(t *testing.T) {
 			if code == 0 || !strings.Contains(errs, "/etc/shadow: Permission denied") || strings.Contains(errs, "sandbox-run: refused") {
 				t.Errorf("exit %d stderr %q; want the host's refusal, and no line naming it the sandbox's", code, errs)
 			}
+		})
+	}
+}
+
+// recordedRun runs sandbox-run with a JSON report and returns its stderr
+// and the outcome the report holds.
+func recordedRun(t *testing.T, s *sbx, args ...string) (string, sandbox.Outcome) {
+	t.Helper()
+	report := filepath.Join(s.base, "report.json")
+	os.Remove(report)
+	_, errs, _ := cli(t, s.ws, append([]string{"--runner", s.runner, "--json-report", report}, args...)...)
+	var rep struct {
+		Outcome sandbox.Outcome `json:"outcome"`
+	}
+	b, err := os.ReadFile(report)
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report: %v %s", err, b)
+	}
+	return errs, rep.Outcome
+}
+
+// sandboxSeen are the refusals the sandbox recorded itself.
+func sandboxSeen(o sandbox.Outcome) []sandbox.Refusal {
+	var out []sandbox.Refusal
+	for _, r := range o.Refusals {
+		if r.Seen == "sandbox" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestRefusalsRecordedByTheGuard: under namespaces, the guard records the
+// protected names it refuses, exact, even when the command prints nothing
+// (its stderr is /dev/null: nothing could be matched from the output): a
+// create of the absent .envrc, a rename onto it, a write of the existing
+// .git/config; 10,000 refusals make one record. Granted
+// (--writable-config .envrc), the same create and rename succeed and
+// nothing is named.
+func TestRefusalsRecordedByTheGuard(t *testing.T) {
+	if !slices.Contains(linuxRunners, "namespaces") {
+		t.Skip("the namespaces runner is not under test here")
+	}
+	s := newSbx(t, "namespaces")
+	envrc := filepath.Join(s.ws, ".envrc")
+	gitConfig := filepath.Join(s.ws, ".git", "config")
+	write(t, gitConfig, "[core]\n")
+	envrcRule, envrcAllow := "protected tool config .envrc: a later tool runs what it names", "--writable-config .envrc (Policy.WritableConfigs)"
+	for _, tt := range []struct{ op, script, target, rule, allow string }{
+		{"create", "echo x > .envrc", envrc, envrcRule, envrcAllow},
+		{"rename", "echo x > f && mv f .envrc", envrc, envrcRule, envrcAllow},
+		{"write", "echo x >> .git/config", gitConfig, "protected " + gitConfig + ": a version-control hook or config that the user's own tools run", ""},
+	} {
+		errs, o := recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; "+tt.script)
+		want := sandbox.Refusal{Kind: sandbox.RefusedWrite, Target: tt.target, Seen: "sandbox", Op: tt.op, Rule: tt.rule, Allow: tt.allow}
+		if got := sandboxSeen(o); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: recorded %+v, want %+v", tt.op, got, want)
+		}
+		if line := "sandbox-run: refused " + want.String() + "\n"; !strings.Contains(errs, line) {
+			t.Errorf("%s: stderr %q lacks %q", tt.op, errs, line)
+		}
+		wantAbsent(t, envrc)
+		wantContent(t, gitConfig, "[core]\n")
+		os.Remove(filepath.Join(s.ws, "f"))
+	}
+	// A flood: 10,000 refused creates of the one name, one record.
+	errs, o := recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; i=0; while [ $i -lt 10000 ]; do : > .envrc; i=$((i+1)); done")
+	if got := sandboxSeen(o); len(got) != 1 || got[0].Target != envrc || o.RefusalsUnlisted != 0 || strings.Count(errs, "sandbox-run: refused") != 1 {
+		t.Errorf("10,000 refusals of one name: %+v, unlisted %d, stderr %q", o.Refusals, o.RefusalsUnlisted, errs)
+	}
+	wantAbsent(t, envrc)
+	// Granted: the same create and rename succeed, and nothing is named.
+	for _, script := range []string{"echo x > .envrc", "echo y > f && mv f .envrc"} {
+		errs, o := recordedRun(t, s, "--writable-config", ".envrc", "--", "/bin/sh", "-c", script)
+		if len(o.Refusals) != 0 || strings.Contains(errs, "sandbox-run: refused") || o.ExitCode != 0 {
+			t.Errorf("granted %q: exit %d, refusals %+v, stderr %q", script, o.ExitCode, o.Refusals, errs)
+		}
+	}
+	wantContent(t, envrc, "y\n")
+}
+
+// TestRefusalsRecordedByTheSupervisor: under landlock, the supervisor
+// records the metadata changes it refuses outside the writable roots, of
+// a file the user owns (so the refusal is the sandbox's), exact, with the
+// command's stderr silenced; 10,000 refusals over 40 files make a bounded
+// list, the rest counted. Granted (--allow-write), the chmod succeeds and
+// nothing is named.
+func TestRefusalsRecordedByTheSupervisor(t *testing.T) {
+	if !slices.Contains(linuxRunners, "landlock") {
+		t.Skip("the landlock runner is not under test here")
+	}
+	s := newSbx(t, "landlock")
+	out := filepath.Join(s.base, "out")
+	write(t, out, "x\n")
+	os.Chmod(out, 0o644)
+	errs, o := recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; chmod 600 "+out)
+	got := sandboxSeen(o)
+	if len(got) != 1 || got[0].Target != out || got[0].Op != "chmod" || got[0].Kind != sandbox.RefusedWrite ||
+		!strings.HasPrefix(got[0].Rule, "outside the writable roots ("+s.ws+", ") || got[0].Allow != "--allow-write "+s.base+" (Policy.WritableRoots)" {
+		t.Errorf("recorded %+v", got)
+	}
+	if line := "sandbox-run: refused write " + out + " (chmod): outside the writable roots (" + s.ws + ", "; !strings.Contains(errs, line) ||
+		strings.Contains(errs, "[as the command's output reports it]") {
+		t.Errorf("stderr %q lacks %q, or names it as the output's", errs, line)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("refused chmod: %v %v", st.Mode(), err)
+	}
+
+	// A flood: 250 rounds of chmod over 40 files, 10,000 refusals: the
+	// first 16 files recorded (their repeats not again), every refusal of
+	// the other 24 counted.
+	flood := filepath.Join(s.base, "flood")
+	for i := range 40 {
+		write(t, filepath.Join(flood, fmt.Sprintf("f%02d", i)), "")
+	}
+	errs, o = recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; i=0; while [ $i -lt 250 ]; do chmod 600 "+flood+"/*; i=$((i+1)); done")
+	got = sandboxSeen(o)
+	unlisted := (40 - vocab.MaxRefusalRecords) * 250
+	if len(got) != vocab.MaxRefusalRecords || o.RefusalsUnlisted != unlisted {
+		t.Errorf("10,000 refusals: %d recorded, %d unlisted; want %d, %d", len(got), o.RefusalsUnlisted, vocab.MaxRefusalRecords, unlisted)
+	}
+	if n := strings.Count(errs, "\n"); n > 13 || !strings.Contains(errs, fmt.Sprintf("sandbox-run: refused at least %d more, not listed", unlisted)) {
+		t.Errorf("10,000 refusals: %d lines on stderr: %q", n, errs)
+	}
+
+	// Granted: the same chmod succeeds, and nothing is named.
+	errs, o = recordedRun(t, s, "--allow-write", s.base, "--", "/bin/sh", "-c", "chmod 600 "+out)
+	if len(o.Refusals) != 0 || strings.Contains(errs, "sandbox-run: refused") || o.ExitCode != 0 {
+		t.Errorf("granted: exit %d, refusals %+v, stderr %q", o.ExitCode, o.Refusals, errs)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("granted chmod: %v %v", st.Mode(), err)
+	}
+}
+
+// TestRefusalsRecordFailsClosed: a refusal record's descriptor that is no
+// pipe (closed, a file) fails the launch with the launcher's signed line
+// before the command runs; the same wrap with the pipe Command passes
+// runs it (the control).
+func TestRefusalsRecordFailsClosed(t *testing.T) {
+	for _, runner := range linuxRunners {
+		t.Run(runner, func(t *testing.T) {
+			s := newSbx(t, runner)
+			marker := filepath.Join(s.ws, "ran")
+			file, err := os.Create(filepath.Join(s.base, "file"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			for name, edit := range map[string]func(*exec.Cmd){
+				"closed": func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=99") },
+				"a file": func(c *exec.Cmd) {
+					c.ExtraFiles = append(c.ExtraFiles, file)
+					c.Env = append(c.Env, vocab.RefusalsEnv+"="+strconv.Itoa(2+len(c.ExtraFiles)))
+				},
+				"stdout": func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=1") },
+			} {
+				w := s.wrap(s.policy(), "/bin/sh", "-c", "echo > "+marker)
+				r := s.spawn(w, edit)
+				o := w.Classify(r.code, []byte(r.stderr))
+				if r.code != vocab.FatalExit || o.Kind != sandbox.OutcomeRunnerFailure || !strings.Contains(o.Reason, vocab.RefusalsEnv) {
+					t.Errorf("%s: exit %d, outcome %+v, stderr %q; want a runner failure naming %s", name, r.code, o, r.stderr, vocab.RefusalsEnv)
+				}
+				wantAbsent(t, marker)
+			}
+			if r := s.run(s.policy(), "/bin/sh", "-c", "echo > "+marker); r.code != 0 {
+				t.Errorf("control: exit %d, stderr %q", r.code, r.stderr)
+			}
+			wantContent(t, marker, "\n")
 		})
 	}
 }
