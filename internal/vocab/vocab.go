@@ -15,7 +15,9 @@
 // fatal lines carry is not in argv (every process can read a process's
 // /proc/PID/cmdline) but in the environment variable [TokenEnv] (reading
 // /proc/PID/environ needs ptrace access, which a sandboxed process lacks);
-// the launcher removes it before the command starts.
+// the launcher removes it before the command starts. The descriptor of
+// the refusal record travels in the environment too ([RefusalsEnv]): only
+// sandbox.Wrapped.Command passes one, and the launcher removes it as well.
 //
 //	-w PATH   writable root (workspace, extra writable roots)
 //	-t PATH   private temp dir (writable)
