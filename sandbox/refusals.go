@@ -248,6 +248,9 @@ func pathsIn(line, low string) []string {
 			}
 		}
 	}
+	// In "tool: ...: name: error" the first segment is the tool, named by
+	// its path when it was run by it (/bin/sh), never what was refused.
+	tool := strings.Count(line[:at], ": ") >= 2
 	for pos := 0; pos < len(line); {
 		for pos < len(line) && line[pos] == ' ' {
 			pos++
@@ -257,7 +260,7 @@ func pathsIn(line, low string) []string {
 			end = len(line) - pos
 		}
 		f := strings.TrimSuffix(strings.Trim(line[pos:pos+end], ":,;()[]'\"`‘’"), ".")
-		if looksLikePath(f) {
+		if looksLikePath(f) && !(pos == 0 && tool && strings.HasSuffix(line[:end], ":")) {
 			cands = append(cands, cand{f, pos})
 		}
 		pos += end

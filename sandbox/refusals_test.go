@@ -58,6 +58,9 @@ func TestRefusalsFromOutput(t *testing.T) {
 		{"GNU's 'for reading'", "head: cannot open '/home/u/.ssh/id_rsa' for reading: Permission denied", []string{"read /home/u/.ssh/id_rsa"}},
 		{"the host's unreadable file", "sh: 1: cannot create /etc/shadow: Permission denied", nil},
 		{"the tool's own path", "/bin/sh: 1: cannot create /var/x: Permission denied", []string{"write /var/x"}},
+		{"the tool's own path, a relative name", "/bin/sh: 1: cannot create f: Read-only file system", nil}, // /ws/sub/f is writable
+		{"the tool's own path, a relative name refused", "/bin/sh: 1: cannot create ../../y: Read-only file system", []string{"write /y"}},
+		{"a path first", "/var/x: Permission denied", []string{"write /var/x"}},
 		{"cargo, git dir", "fatal: cannot create directory at '../../y': Read-only file system", []string{"write /y"}},
 	}
 	for _, tt := range tests {
