@@ -159,8 +159,15 @@ func TestRefusalsRecordedByTheGuard(t *testing.T) {
 		wantContent(t, gitConfig, "[core]\n")
 		os.Remove(filepath.Join(s.ws, "f"))
 	}
+	// Printed too, the refusal is listed once: the record's, not the
+	// output's.
+	errs, o := recordedRun(t, s, "--", "/bin/sh", "-c", "echo x > .envrc")
+	if len(o.Refusals) != 1 || o.Refusals[0].Seen != "sandbox" || !strings.Contains(errs, "Read-only file system") ||
+		strings.Count(errs, "sandbox-run: refused") != 1 || strings.Contains(errs, "[as the command's output reports it]") {
+		t.Errorf("printed and recorded: %+v, stderr %q", o.Refusals, errs)
+	}
 	// A flood: 10,000 refused creates of the one name, one record.
-	errs, o := recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; i=0; while [ $i -lt 10000 ]; do : > .envrc; i=$((i+1)); done")
+	errs, o = recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; i=0; while [ $i -lt 10000 ]; do : > .envrc; i=$((i+1)); done")
 	if got := sandboxSeen(o); len(got) != 1 || got[0].Target != envrc || o.RefusalsUnlisted != 0 || strings.Count(errs, "sandbox-run: refused") != 1 {
 		t.Errorf("10,000 refusals of one name: %+v, unlisted %d, stderr %q", o.Refusals, o.RefusalsUnlisted, errs)
 	}
@@ -202,6 +209,17 @@ func TestRefusalsRecordedByTheSupervisor(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
 		t.Errorf("refused chmod: %v %v", st.Mode(), err)
 	}
+
+	// A name with a newline and a byte that is not UTF-8: exact in the
+	// report (Go-quoted), one line on stderr.
+	odd := filepath.Join(s.base, "a\nb\xff")
+	write(t, odd, "")
+	errs, o = recordedRun(t, s, "--", "/bin/sh", "-c", "exec 2>/dev/null; chmod 600 "+s.base+"/a*")
+	if got := sandboxSeen(o); len(got) != 1 || got[0].Target != strconv.Quote(odd) ||
+		!strings.Contains(errs, "sandbox-run: refused write "+strconv.Quote(odd)+" (chmod): outside the writable roots (") {
+		t.Errorf("odd name: %+v, stderr %q", got, errs)
+	}
+	os.Remove(odd)
 
 	// A flood: 250 rounds of chmod over 40 files, 10,000 refusals: the
 	// first 16 files recorded (their repeats not again), every refusal of
