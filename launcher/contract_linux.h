@@ -22,6 +22,10 @@
 #define SBX_NET_DENY "deny"
 #define SBX_NET_ALLOW "allow"
 #define SBX_NET_PROXIED "proxied"
+// NetworkDeny, NetworkAllow, NetworkProxied: the decoded network mode (struct spec's net).
+#define SBX_NET_MODE_DENY 0
+#define SBX_NET_MODE_ALLOW 1
+#define SBX_NET_MODE_PROXIED 2
 // FatalExit: a launcher failed before the command ran.
 #define SBX_FATAL_EXIT 125
 // ExitNotFound, ExitNotExecutable: the command could not be started.
@@ -57,5 +61,56 @@
 #define SBX_LANDLOCK_ACCESS_FS_REFER 0x2000ULL
 #define SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX 0x10000ULL
 #define SBX_LANDLOCK_SCOPE_SIGNAL 0x2ULL
+// ValueKind: what an option's value is (Options' Value).
+#define SBX_VALUE_FLAG 0
+#define SBX_VALUE_TEXT 1
+#define SBX_VALUE_NUMBER 2
+#define SBX_VALUE_NET_MODE 3
+#define SBX_VALUE_PROGRAM 4
+#define SBX_VALUE_LINE 5
+// OptionID: an option's index in SBX_OPTIONS.
+enum sbx_opt {
+	SBX_OPT_WRITABLE,
+	SBX_OPT_TEMP_DIR,
+	SBX_OPT_READ_ONLY,
+	SBX_OPT_GUARDED,
+	SBX_OPT_DENY_READ,
+	SBX_OPT_UNIX_SOCKET,
+	SBX_OPT_DIR,
+	SBX_OPT_NET,
+	SBX_OPT_PORT,
+	SBX_OPT_BRIDGE,
+	SBX_OPT_CGROUP,
+	SBX_OPT_MAX_PROCESSES,
+	SBX_OPT_MAX_ADDRESS_SPACE,
+	SBX_OPT_TEMP_SIZE,
+	SBX_OPT_REQUIRE_FULL,
+	SBX_OPT_PROBE,
+	SBX_OPT_SECCOMP,
+	SBX_OPT_ABI,
+	SBX_OPT_NOTICE,
+	SBX_NOPTS
+};
+// Options: X(id, name, kind, max, repeatable, path, required, what) per option.
+#define SBX_OPTIONS(X) \
+	X(SBX_OPT_WRITABLE, "-w", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "writable root") \
+	X(SBX_OPT_TEMP_DIR, "-t", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "temp dir") \
+	X(SBX_OPT_READ_ONLY, "-r", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "read-only subpath") \
+	X(SBX_OPT_GUARDED, "-g", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "guarded name") \
+	X(SBX_OPT_DENY_READ, "-d", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "deny-read path") \
+	X(SBX_OPT_UNIX_SOCKET, "-u", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "UNIX socket") \
+	X(SBX_OPT_DIR, "-C", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "working directory") \
+	X(SBX_OPT_NET, "-net", SBX_VALUE_NET_MODE, 0LL, 0, 0, 1, "network mode") \
+	X(SBX_OPT_PORT, "-port", SBX_VALUE_NUMBER, 65535LL, 1, 0, 0, "port") \
+	X(SBX_OPT_BRIDGE, "-bridge", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "bridge") \
+	X(SBX_OPT_CGROUP, "-cgroup", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "cgroup") \
+	X(SBX_OPT_MAX_PROCESSES, "-nproc", SBX_VALUE_NUMBER, 4194304LL, 0, 0, 0, "process count") \
+	X(SBX_OPT_MAX_ADDRESS_SPACE, "-as", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count") \
+	X(SBX_OPT_TEMP_SIZE, "-tmpsize", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count") \
+	X(SBX_OPT_REQUIRE_FULL, "-full", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "") \
+	X(SBX_OPT_PROBE, "-probe", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "") \
+	X(SBX_OPT_SECCOMP, "-seccomp", SBX_VALUE_PROGRAM, 0LL, 0, 0, 0, "seccomp program") \
+	X(SBX_OPT_ABI, "-abi", SBX_VALUE_NUMBER, 99LL, 0, 0, 0, "Landlock ABI") \
+	X(SBX_OPT_NOTICE, "-notice", SBX_VALUE_LINE, 0LL, 0, 0, 0, "notice")
 
 #endif

@@ -20,14 +20,16 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 // cover on any runner (see linkWalk).
 func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []Gap) {
 	s := vocab.Spec{
-		Token:        token,
-		TempDir:      tempDir,
-		DenyRead:     append([]string(nil), r.denyRead...),
-		UnixSockets:  append([]string(nil), r.unixSockets...),
-		Dir:          r.dir,
-		AllowNetwork: r.allowNetwork,
-		RequireFull:  r.requireFull,
-		Argv:         append([]string(nil), r.argv...),
+		Token:       token,
+		TempDir:     tempDir,
+		DenyRead:    append([]string(nil), r.denyRead...),
+		UnixSockets: append([]string(nil), r.unixSockets...),
+		Dir:         r.dir,
+		RequireFull: r.requireFull,
+		Argv:        append([]string(nil), r.argv...),
+	}
+	if r.allowNetwork {
+		s.Network = vocab.NetworkAllow
 	}
 	var gaps []Gap
 	if r.mode == WorkspaceWrite {

@@ -50,7 +50,7 @@ func startNetwork(run runner, r *resolved, spec *vocab.Spec, w *Wrapped, resolve
 		}
 		n.proxy = px
 		proxyPort = px.Addr().Port
-		spec.Proxied = true
+		spec.Network = vocab.NetworkProxied
 		spec.Ports = append(spec.Ports, proxyPort)
 		w.Proxy = "http://127.0.0.1:" + strconv.Itoa(proxyPort)
 		w.netVars = proxyEnv(proxyPort, func(name string) string { return envValue(r.env, name) })

@@ -51,10 +51,10 @@ func (s seatbeltRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 		ReadOnlySubpaths: spec.ReadOnly,
 		DenyRead:         spec.DenyRead,
 		TempDir:          spec.TempDir,
-		AllowNetwork:     spec.AllowNetwork,
+		AllowNetwork:     spec.Network == vocab.NetworkAllow,
 		UnixSockets:      spec.UnixSockets,
 		LoopbackPorts:    spec.Ports,
-		TrustServices:    spec.Proxied,
+		TrustServices:    spec.Network == vocab.NetworkProxied,
 	}
 	self, err := s.exe()
 	if err != nil {

@@ -35,6 +35,9 @@ func CHeader() string {
 	str("SBX_NET_DENY", "NetDeny, NetAllow, NetProxied: the -net values.", NetDeny)
 	str("SBX_NET_ALLOW", "", NetAllow)
 	str("SBX_NET_PROXIED", "", NetProxied)
+	num("SBX_NET_MODE_DENY", "NetworkDeny, NetworkAllow, NetworkProxied: the decoded network mode (struct spec's net).", int(NetworkDeny))
+	num("SBX_NET_MODE_ALLOW", "", int(NetworkAllow))
+	num("SBX_NET_MODE_PROXIED", "", int(NetworkProxied))
 	num("SBX_FATAL_EXIT", "FatalExit: a launcher failed before the command ran.", FatalExit)
 	num("SBX_EXIT_NOT_FOUND", "ExitNotFound, ExitNotExecutable: the command could not be started.", ExitNotFound)
 	num("SBX_EXIT_NOT_EXECUTABLE", "", ExitNotExecutable)
@@ -58,6 +61,38 @@ func CHeader() string {
 	bits("SBX_LANDLOCK_ACCESS_FS_REFER", "", ll.AccessFSRefer)
 	bits("SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX", "", ll.AccessFSResolveUnix)
 	bits("SBX_LANDLOCK_SCOPE_SIGNAL", "", ll.ScopeSignal)
+	options(&b)
 	b.WriteString("\n#endif\n")
 	return b.String()
+}
+
+// options writes the option table (Options) for the C decoder: the value
+// kinds, the option ids, and SBX_OPTIONS, one X(id, name, kind, max,
+// repeatable, path, required, what) per option, in OptionID order.
+func options(b *strings.Builder) {
+	kinds := [...]string{Flag: "FLAG", Text: "TEXT", Number: "NUMBER", NetModeWord: "NET_MODE", Program: "PROGRAM", Line: "LINE"}
+	b.WriteString("// ValueKind: what an option's value is (Options' Value).\n")
+	for k, name := range kinds {
+		fmt.Fprintf(b, "#define SBX_VALUE_%s %d\n", name, k)
+	}
+	b.WriteString("// OptionID: an option's index in SBX_OPTIONS.\nenum sbx_opt {\n")
+	for _, o := range Options {
+		fmt.Fprintf(b, "\tSBX_OPT_%s,\n", o.Key)
+	}
+	b.WriteString("\tSBX_NOPTS\n};\n")
+	b.WriteString("// Options: X(id, name, kind, max, repeatable, path, required, what) per option.\n#define SBX_OPTIONS(X) \\\n")
+	bit := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	for i, o := range Options {
+		end := " \\"
+		if i == len(Options)-1 {
+			end = ""
+		}
+		fmt.Fprintf(b, "\tX(SBX_OPT_%s, %s, SBX_VALUE_%s, %dLL, %d, %d, %d, %s)%s\n", o.Key, strconv.Quote(o.Name), kinds[o.Value], o.Max,
+			bit(o.Repeatable), bit(o.Path), bit(o.Required), strconv.Quote(o.What), end)
+	}
 }
