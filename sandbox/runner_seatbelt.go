@@ -60,7 +60,7 @@ func (s seatbeltRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 	if err != nil {
 		return launch{}, unavailable(s.name(), "launcher unusable", err)
 	}
-	if err := launcherOutsideWritable(self, spec); err != nil {
+	if err := launcherOutsideWritable(self, spec.Writable, spec.TempDir); err != nil {
 		return launch{}, err
 	}
 	out := launch{path: path}
