@@ -90,18 +90,22 @@ static int valid_program(const char *h) {
 	return 1;
 }
 
-// option is a row of the generated option table (vocab.Options).
+// option is a row of the generated option table (vocab.Options): field
+// and count are the offsets of its value (or values) and of a repeatable
+// option's count in struct spec (count -1 otherwise), size one value's.
 struct option {
 	const char *name;
 	int kind;
 	long long max;
 	int repeatable, path, required;
 	const char *what;
+	long field, count;
+	size_t size;
 };
 
 static const struct option options[SBX_NOPTS] = {
-#define SBX_OPTION_ROW(id, name, kind, max, repeatable, path, required, what)                                                    \
-	[id] = {name, kind, max, repeatable, path, required, what},
+#define SBX_OPTION_ROW(id, name, kind, max, repeatable, path, required, what, field, count, size)                                \
+	[id] = {name, kind, max, repeatable, path, required, what, field, count, size},
         SBX_OPTIONS(SBX_OPTION_ROW)
 #undef SBX_OPTION_ROW
 };
@@ -146,66 +150,42 @@ static int check_value(const struct option *o, const char *val, long long *n, ch
 	return 0;
 }
 
-// store puts one checked value of option id into s.
-static void store(struct spec *s, int id, char *val, long long n) {
-	switch (id) {
-	case SBX_OPT_WRITABLE:
-		s->writable[s->nwritable++] = val;
+// put_number stores n in a number field of size bytes (int or long long).
+static void put_number(void *p, size_t size, long long n) {
+	if (size == sizeof(long long))
+		*(long long *)p = n;
+	else
+		*(int *)p = (int)n;
+}
+
+// store puts one checked value of o into s, at the offsets the table
+// gives: a repeatable option's value after the ones before it. The
+// pointer to a repeatable option's values is read with memcpy, whatever
+// its type (char ** or a number's).
+static void store(struct spec *s, const struct option *o, char *val, long long n) {
+	char *field = (char *)s + o->field;
+	if (o->count >= 0) {
+		int *count = (int *)((char *)s + o->count);
+		char *values;
+		memcpy(&values, field, sizeof values);
+		char *at = values + (size_t)*count * o->size;
+		if (o->kind == SBX_VALUE_NUMBER)
+			put_number(at, o->size, n);
+		else
+			memcpy(at, &val, sizeof val);
+		(*count)++;
+		return;
+	}
+	switch (o->kind) {
+	case SBX_VALUE_FLAG:
+		*(int *)field = 1;
 		break;
-	case SBX_OPT_TEMP_DIR:
-		s->tempdir = val;
+	case SBX_VALUE_NUMBER:
+	case SBX_VALUE_NET_MODE:
+		put_number(field, o->size, n);
 		break;
-	case SBX_OPT_READ_ONLY:
-		s->ro[s->nro++] = val;
-		break;
-	case SBX_OPT_GUARDED:
-		s->guard[s->nguard++] = val;
-		break;
-	case SBX_OPT_DENY_READ:
-		s->deny[s->ndeny++] = val;
-		break;
-	case SBX_OPT_UNIX_SOCKET:
-		s->unixsock[s->nunixsock++] = val;
-		break;
-	case SBX_OPT_DIR:
-		s->dir = val;
-		break;
-	case SBX_OPT_NET:
-		s->net = (int)n;
-		break;
-	case SBX_OPT_PORT:
-		s->ports[s->nports++] = (int)n;
-		break;
-	case SBX_OPT_BRIDGE:
-		s->bridge = val;
-		break;
-	case SBX_OPT_CGROUP:
-		s->cgroups[s->ncgroups++] = val;
-		break;
-	case SBX_OPT_MAX_PROCESSES:
-		s->nproc = (int)n;
-		break;
-	case SBX_OPT_MAX_ADDRESS_SPACE:
-		s->as = n;
-		break;
-	case SBX_OPT_TEMP_SIZE:
-		s->tmpsize = n;
-		break;
-	case SBX_OPT_REQUIRE_FULL:
-		s->require_full = 1;
-		break;
-	case SBX_OPT_PROBE:
-		s->probe = 1;
-		break;
-	case SBX_OPT_SECCOMP:
-		s->seccomp = val;
-		break;
-	case SBX_OPT_ABI:
-		s->abi = (int)n;
-		break;
-	case SBX_OPT_NOTICE:
-		s->notice = val;
-		break;
+	default:
+		*(char **)field = val;
 	}
 }
 
@@ -217,15 +197,15 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		return snprintf(err, errlen, "no contract version"), -1;
 	if (strcmp(args[0], SBX_VERSION) != 0)
 		return snprintf(err, errlen, "contract version \"%.120s\", this launcher speaks \"%s\"", args[0], SBX_VERSION), -1;
-	s->writable = calloc(argc, sizeof(char *));
-	s->ro = calloc(argc, sizeof(char *));
-	s->deny = calloc(argc, sizeof(char *));
-	s->guard = calloc(argc, sizeof(char *));
-	s->unixsock = calloc(argc, sizeof(char *));
-	s->cgroups = calloc(argc, sizeof(char *));
-	s->ports = calloc(argc, sizeof(int));
-	if (!s->writable || !s->ro || !s->deny || !s->guard || !s->unixsock || !s->cgroups || !s->ports)
-		return snprintf(err, errlen, "out of memory"), -1;
+	// Room for every value of each repeatable option: argc bounds them.
+	for (int id = 0; id < SBX_NOPTS; id++) {
+		if (options[id].count < 0)
+			continue;
+		void *values = calloc(argc, options[id].size);
+		if (values == NULL)
+			return snprintf(err, errlen, "out of memory"), -1;
+		memcpy((char *)s + options[id].field, &values, sizeof values);
+	}
 	int i = 1, dashes = 0;
 	int seen[SBX_NOPTS] = {0};
 	while (i < argc) {
@@ -252,7 +232,7 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 			if (check_value(o, val, &n, err, errlen) < 0)
 				return -1;
 		}
-		store(s, id, val, n);
+		store(s, o, val, n);
 	}
 	if (!dashes)
 		return snprintf(err, errlen, "missing --"), -1;

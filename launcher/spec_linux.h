@@ -1,24 +1,12 @@
-// The decoded launcher argv, shared by both C launchers (ns-run,
-// landlock-run): ns_decode_linux.c decodes it.
+// The decoder of the launcher argv, shared by both C launchers (ns-run,
+// landlock-run): ns_decode_linux.c. struct spec, what it decodes into, is
+// generated from the option table (contract_linux.h).
 #ifndef SBX_SPEC_LINUX_H
 #define SBX_SPEC_LINUX_H
 
 #include <stddef.h>
 
-// spec is a decoded launcher argv (see internal/vocab); cmd is
-// NULL-terminated (it ends where argv does). abi and notice are
-// landlock-run's (-abi, -notice): 0 and NULL when absent. The limits
-// (-nproc, -as, -tmpsize) are 0 when absent. net is the network mode, an
-// SBX_NET_MODE_ (vocab.NetMode).
-struct spec {
-	char **writable, **ro, **guard, **deny, **unixsock, **cgroups, **cmd;
-	int nwritable, nro, nguard, ndeny, nunixsock, ncgroups, ncmd;
-	int nproc;
-	long long as, tmpsize;
-	char *tempdir, *dir, *seccomp, *bridge, *notice;
-	int net, require_full, probe, abi;
-	int *ports, nports;
-};
+#include "contract_linux.h"
 
 // sbx_decode parses args (argv without argv[0]) into s; on failure it
 // returns -1 with the reason in err.

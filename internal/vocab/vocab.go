@@ -59,11 +59,12 @@
 // unknown options, missing values, a missing "--", an empty command outside
 // probe mode, a wrong version.
 //
-// The options are one table, [Options] (name, value kind, repeatable or
-// not, path or not): Encode writes, Decode reads and checks, and the C
-// decoder (generated into launcher/contract_linux.h by [CHeader]) checks
-// from it, so a new option is one row there, one field in Spec and in the
-// C struct spec, and where each launcher applies it.
+// The options are one table, [Options] in spec.go beside [Spec] (name,
+// value kind, bound, repeatable or not, path or not, its C field): Encode
+// writes, Decode reads and checks from it, and [CHeader] generates from it
+// the C decoder's table and its struct spec (launcher/contract_linux.h),
+// so a new option is one field and one row there, and where each launcher
+// applies it.
 package vocab
 
 import (
@@ -176,76 +177,6 @@ const TokenLen = 32
 // MaxArgs bounds the number of launcher arguments Decode accepts, so a
 // hostile or corrupted argv cannot make the launcher do unbounded work.
 const MaxArgs = 1 << 16
-
-// Spec is everything a launcher needs to confine one command.
-type Spec struct {
-	// Token is the per-wrap secret carried by fatal lines. It travels in
-	// TokenEnv, not in the arguments: Encode requires it, Decode leaves it
-	// empty.
-	Token string
-	// Writable are the writable roots, workspace first. Empty in read-only mode.
-	Writable []string
-	// TempDir is the private temp dir of this wrap; writable in every mode.
-	TempDir string
-	// ReadOnly are paths kept read-only even though a writable root contains them.
-	ReadOnly []string
-	// Guarded are protected names that did not exist at Wrap (a main
-	// repository's .git/commondir, a tool config the workspace lacks):
-	// the namespaces launcher cannot bind what is not there, so its guard
-	// refuses creating them instead. Set for the namespaces runner only.
-	Guarded []string
-	// DenyRead are paths the command may not read.
-	DenyRead []string
-	// UnixSockets are the pathname UNIX sockets the command may connect
-	// to (and send datagrams to) under network deny; every other UNIX
-	// socket of the host stays out of reach.
-	UnixSockets []string
-	// Dir is the command's working directory.
-	Dir string
-	// Network is the network mode: deny (the zero value), allow, or
-	// proxied (the domain proxy only, at Ports[0] on loopback).
-	Network NetMode
-	// Ports are the TCP ports on loopback the command may connect to
-	// (network deny or proxied): the proxy's first when Proxied, then the
-	// allowed local ports. Each is 1 to 65535.
-	Ports []int
-	// Bridge is the provider's UNIX socket where the namespaces launcher
-	// hands over the listeners it makes for Ports on the sandbox's own
-	// loopback; set only with Ports.
-	Bridge string
-	// RequireFull turns partial enforcement into a launcher failure.
-	RequireFull bool
-	// Probe asks the launcher to confine itself and prove the confinement
-	// instead of running a command.
-	Probe bool
-	// Seccomp is the compiled seccomp program, in hex, that the launcher
-	// loads (package seccompfilter compiles it in the provider).
-	Seccomp string
-	// LandlockABI is the Landlock ABI the provider planned the landlock
-	// launcher for (hostinfo.LandlockABI); 0 when not set. The landlock
-	// launcher requires it and refuses a kernel that reports another.
-	LandlockABI int
-	// Notice is what the landlock launcher announces after NoticePrefix:
-	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
-	// there is nothing to announce.
-	Notice string
-	// Cgroups are cgroup directories the launcher moves itself into at
-	// its start (one per hierarchy), so that every process of the sandbox
-	// is counted by the limits the provider set there.
-	Cgroups []string
-	// MaxProcesses, when positive, is the command's RLIMIT_NPROC, soft and
-	// hard, set before exec.
-	MaxProcesses int
-	// MaxAddressSpace, when positive, is the command's RLIMIT_AS in
-	// bytes, soft and hard, set before exec.
-	MaxAddressSpace int64
-	// TempSize, when positive, makes the private temp dir a new tmpfs of
-	// that many bytes instead of a bind of TempDir (the namespaces
-	// launcher; landlock-run refuses it).
-	TempSize int64
-	// Argv is the command and its arguments; empty only in probe mode.
-	Argv []string
-}
 
 // NewToken returns a fresh random token.
 func NewToken() (string, error) {

@@ -361,18 +361,25 @@ func (fakeFile) Mode() fs.FileMode { return 0o644 }
 func (fakeFile) IsDir() bool       { return false }
 
 // TestOptionTable: the table both decoders are driven by is well formed:
-// one row per OptionID, unique names and C keys, a bound on every Number,
-// paths only for Text, a name for every value's errors.
+// one row per OptionID, unique names, C keys and C fields, a bound and a C
+// type on every Number, paths only for Text, a name for every value's
+// errors.
 func TestOptionTable(t *testing.T) {
-	names, keys := map[string]bool{}, map[string]bool{}
+	names, keys, fields := map[string]bool{}, map[string]bool{}, map[string]bool{"cmd": true, "ncmd": true}
 	for id, o := range Options {
-		if o.Name == "" || o.Key == "" || o.get == nil || o.set == nil {
+		if o.Name == "" || o.Key == "" || o.CField == "" || o.get == nil || o.set == nil {
 			t.Fatalf("option %d: row incomplete: %+v", id, o)
 		}
-		if names[o.Name] || keys[o.Key] {
-			t.Errorf("option %d: %s (SBX_OPT_%s) named twice", id, o.Name, o.Key)
+		if names[o.Name] || keys[o.Key] || fields[o.CField] || o.Repeatable && fields["n"+o.CField] {
+			t.Errorf("option %d: %s (SBX_OPT_%s, %s) named twice", id, o.Name, o.Key, o.CField)
 		}
-		names[o.Name], keys[o.Key] = true, true
+		names[o.Name], keys[o.Key], fields[o.CField] = true, true, true
+		if o.Repeatable {
+			fields["n"+o.CField] = true
+		}
+		if (o.Value == Number) != (o.CType == "int" || o.CType == "long long") {
+			t.Errorf("%s: value kind %d with C type %q", o.Name, o.Value, o.CType)
+		}
 		if got, ok := lookupOption(o.Name); !ok || got != OptionID(id) {
 			t.Errorf("lookupOption(%s) = %d, %v; want %d", o.Name, got, ok, id)
 		}
