@@ -6,6 +6,8 @@
 #ifndef SBX_CONTRACT_LINUX_H
 #define SBX_CONTRACT_LINUX_H
 
+#include <stddef.h>
+
 // Version: the contract version, the launcher argv's first argument.
 #define SBX_VERSION "sandbox-local/7"
 // MaxArgs: the most launcher arguments a decoder accepts.
@@ -22,6 +24,10 @@
 #define SBX_NET_DENY "deny"
 #define SBX_NET_ALLOW "allow"
 #define SBX_NET_PROXIED "proxied"
+// NetworkDeny, NetworkAllow, NetworkProxied: the decoded network mode (struct spec's net).
+#define SBX_NET_MODE_DENY 0
+#define SBX_NET_MODE_ALLOW 1
+#define SBX_NET_MODE_PROXIED 2
 // FatalExit: a launcher failed before the command ran.
 #define SBX_FATAL_EXIT 125
 // ExitNotFound, ExitNotExecutable: the command could not be started.
@@ -76,5 +82,90 @@
 #define SBX_LANDLOCK_ACCESS_FS_REFER 0x2000ULL
 #define SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX 0x10000ULL
 #define SBX_LANDLOCK_SCOPE_SIGNAL 0x2ULL
+// ValueKind: what an option's value is (Options' Value).
+#define SBX_VALUE_FLAG 0
+#define SBX_VALUE_TEXT 1
+#define SBX_VALUE_NUMBER 2
+#define SBX_VALUE_NET_MODE 3
+#define SBX_VALUE_PROGRAM 4
+#define SBX_VALUE_LINE 5
+// OptionID: an option's index in SBX_OPTIONS.
+enum sbx_opt {
+	SBX_OPT_WRITABLE,
+	SBX_OPT_TEMP_DIR,
+	SBX_OPT_READ_ONLY,
+	SBX_OPT_GUARDED,
+	SBX_OPT_DENY_READ,
+	SBX_OPT_UNIX_SOCKET,
+	SBX_OPT_DIR,
+	SBX_OPT_NET,
+	SBX_OPT_PORT,
+	SBX_OPT_BRIDGE,
+	SBX_OPT_CGROUP,
+	SBX_OPT_MAX_PROCESSES,
+	SBX_OPT_MAX_ADDRESS_SPACE,
+	SBX_OPT_TEMP_SIZE,
+	SBX_OPT_REQUIRE_FULL,
+	SBX_OPT_PROBE,
+	SBX_OPT_SECCOMP,
+	SBX_OPT_ABI,
+	SBX_OPT_NOTICE,
+	SBX_NOPTS
+};
+// spec is a decoded launcher argv (Spec): a field per option (CField), 0
+// or NULL when absent, a repeatable option's values with their count
+// (n + CField); cmd is the command, NULL-terminated (it ends where argv
+// does). net is an SBX_NET_MODE_.
+struct spec {
+	char **writable;
+	int nwritable;
+	char *tempdir;
+	char **ro;
+	int nro;
+	char **guard;
+	int nguard;
+	char **deny;
+	int ndeny;
+	char **unixsock;
+	int nunixsock;
+	char *dir;
+	int net;
+	int *ports;
+	int nports;
+	char *bridge;
+	char **cgroups;
+	int ncgroups;
+	int nproc;
+	long long as;
+	long long tmpsize;
+	int require_full;
+	int probe;
+	char *seccomp;
+	int abi;
+	char *notice;
+	char **cmd;
+	int ncmd;
+};
+// Options: X(id, name, kind, max, repeatable, path, required, what, field, count, size) per option.
+#define SBX_OPTIONS(X) \
+	X(SBX_OPT_WRITABLE, "-w", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "writable root", (long)offsetof(struct spec, writable), (long)offsetof(struct spec, nwritable), sizeof(char *)) \
+	X(SBX_OPT_TEMP_DIR, "-t", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "temp dir", (long)offsetof(struct spec, tempdir), -1L, sizeof(char *)) \
+	X(SBX_OPT_READ_ONLY, "-r", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "read-only subpath", (long)offsetof(struct spec, ro), (long)offsetof(struct spec, nro), sizeof(char *)) \
+	X(SBX_OPT_GUARDED, "-g", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "guarded name", (long)offsetof(struct spec, guard), (long)offsetof(struct spec, nguard), sizeof(char *)) \
+	X(SBX_OPT_DENY_READ, "-d", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "deny-read path", (long)offsetof(struct spec, deny), (long)offsetof(struct spec, ndeny), sizeof(char *)) \
+	X(SBX_OPT_UNIX_SOCKET, "-u", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "UNIX socket", (long)offsetof(struct spec, unixsock), (long)offsetof(struct spec, nunixsock), sizeof(char *)) \
+	X(SBX_OPT_DIR, "-C", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "working directory", (long)offsetof(struct spec, dir), -1L, sizeof(char *)) \
+	X(SBX_OPT_NET, "-net", SBX_VALUE_NET_MODE, 0LL, 0, 0, 1, "network mode", (long)offsetof(struct spec, net), -1L, sizeof(int)) \
+	X(SBX_OPT_PORT, "-port", SBX_VALUE_NUMBER, 65535LL, 1, 0, 0, "port", (long)offsetof(struct spec, ports), (long)offsetof(struct spec, nports), sizeof(int)) \
+	X(SBX_OPT_BRIDGE, "-bridge", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "bridge", (long)offsetof(struct spec, bridge), -1L, sizeof(char *)) \
+	X(SBX_OPT_CGROUP, "-cgroup", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "cgroup", (long)offsetof(struct spec, cgroups), (long)offsetof(struct spec, ncgroups), sizeof(char *)) \
+	X(SBX_OPT_MAX_PROCESSES, "-nproc", SBX_VALUE_NUMBER, 4194304LL, 0, 0, 0, "process count", (long)offsetof(struct spec, nproc), -1L, sizeof(int)) \
+	X(SBX_OPT_MAX_ADDRESS_SPACE, "-as", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, as), -1L, sizeof(long long)) \
+	X(SBX_OPT_TEMP_SIZE, "-tmpsize", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, tmpsize), -1L, sizeof(long long)) \
+	X(SBX_OPT_REQUIRE_FULL, "-full", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, require_full), -1L, sizeof(int)) \
+	X(SBX_OPT_PROBE, "-probe", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, probe), -1L, sizeof(int)) \
+	X(SBX_OPT_SECCOMP, "-seccomp", SBX_VALUE_PROGRAM, 0LL, 0, 0, 0, "seccomp program", (long)offsetof(struct spec, seccomp), -1L, sizeof(char *)) \
+	X(SBX_OPT_ABI, "-abi", SBX_VALUE_NUMBER, 99LL, 0, 0, 0, "Landlock ABI", (long)offsetof(struct spec, abi), -1L, sizeof(int)) \
+	X(SBX_OPT_NOTICE, "-notice", SBX_VALUE_LINE, 0LL, 0, 0, 0, "notice", (long)offsetof(struct spec, notice), -1L, sizeof(char *))
 
 #endif

@@ -28,7 +28,7 @@ func landlockConfig(s vocab.Spec) landlock.Config {
 		HandledAccessFS: landlock.AccessFSSet(llrights.HandledFS),
 		Scoped:          landlock.ScopedSet(ll.ScopeSignal),
 	}
-	if !s.AllowNetwork {
+	if s.Network != vocab.NetworkAllow {
 		c.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
 		c.Scoped |= landlock.ScopedSet(ll.ScopeAbstractUnixSocket)
 		if len(s.UnixSockets) > 0 {

@@ -53,7 +53,7 @@ func TestCLandlockPlanMatchesGo(t *testing.T) {
 	}{
 		"deny-read around a home": {spec: vocab.Spec{Writable: []string{filepath.Join(home, "proj")}, TempDir: filepath.Join(r, "tmp"), DenyRead: deny,
 			UnixSockets: []string{sock, filepath.Join(home, "gone.sock")}}, ptys: []string{pty, "/nonexistent/pts"}},
-		"network allowed: no socket grants": {spec: vocab.Spec{Writable: []string{home}, DenyRead: deny, UnixSockets: []string{sock}, AllowNetwork: true}},
+		"network allowed: no socket grants": {spec: vocab.Spec{Writable: []string{home}, DenyRead: deny, UnixSockets: []string{sock}, Network: vocab.NetworkAllow}},
 		"nested denials":                    {spec: vocab.Spec{Writable: []string{filepath.Join(home, "notes")}, DenyRead: []string{home, filepath.Join(home, ".ssh"), filepath.Join(r, "home")}}},
 		"read-only, nothing denied":         {spec: vocab.Spec{}},
 		"the whole tree denied":             {spec: vocab.Spec{Writable: []string{home}, DenyRead: []string{"/"}}},

@@ -128,7 +128,7 @@ func planFS(s vocab.Spec, fsys lister, ownPTYs []string) []grant {
 	if s.TempDir != "" {
 		out = append(out, grant{Path: s.TempDir, Access: llrights.WritableTree, Dir: true, Class: root})
 	}
-	if !s.AllowNetwork {
+	if s.Network != vocab.NetworkAllow {
 		for _, u := range s.UnixSockets {
 			out = append(out, grant{Path: u, Access: ll.AccessFSResolveUnix, Class: socket})
 		}

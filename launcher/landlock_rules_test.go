@@ -127,7 +127,7 @@ func TestPlanFSUnixSockets(t *testing.T) {
 	}{
 		{"deny, none allowed", vocab.Spec{}, false, false},
 		{"deny, one allowed", vocab.Spec{UnixSockets: []string{"/run/agent.sock"}}, true, true},
-		{"allow", vocab.Spec{AllowNetwork: true, UnixSockets: []string{"/run/agent.sock"}}, false, false},
+		{"allow", vocab.Spec{Network: vocab.NetworkAllow, UnixSockets: []string{"/run/agent.sock"}}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := grantsOf(planFS(tc.spec, tree(), nil))

@@ -166,7 +166,7 @@ void sbx_ll_make_plan(const struct spec *s, char **ptys, int nptys, struct sbx_l
 		add(out, s->writable[i], SBX_LL_WRITABLE_TREE, 1, SBX_LL_ROOT);
 	if (s->tempdir)
 		add(out, s->tempdir, SBX_LL_WRITABLE_TREE, 1, SBX_LL_ROOT);
-	if (!s->allow_net)
+	if (s->net != SBX_NET_MODE_ALLOW)
 		for (int i = 0; i < s->nunixsock; i++)
 			add(out, s->unixsock[i], SBX_LL_RESOLVE_UNIX, 0, SBX_LL_SOCKET);
 	qsort(out->g, out->n, sizeof *out->g, by_path);
@@ -307,15 +307,15 @@ static int std_ptys(char **out) {
 // lacks is left out, as go-landlock's best effort does, and -notice says so.
 static void confine(const struct spec *s, int abi) {
 	uint64_t fs = SBX_LL_HANDLED_FS;
-	if (!s->allow_net && s->nunixsock > 0)
+	if (s->net != SBX_NET_MODE_ALLOW && s->nunixsock > 0)
 		fs |= SBX_LL_RESOLVE_UNIX; // seccomp lets UNIX sockets be created only then
 	// A kernel newer than go-landlock's table knows at least its last row.
 	int rows = (int)(sizeof sbx_ll_fs_rights / sizeof sbx_ll_fs_rights[0]);
 	struct sbx_ruleset_attr attr = {.handled_access_fs = fs & sbx_ll_fs_rights[(abi < rows ? abi : rows) - 1]};
-	if (!s->allow_net && abi >= SBX_ABI_NET_TCP)
+	if (s->net != SBX_NET_MODE_ALLOW && abi >= SBX_ABI_NET_TCP)
 		attr.handled_access_net = SBX_LL_NET_TCP;
 	if (abi >= SBX_ABI_SCOPES)
-		attr.scoped = SBX_LL_SCOPE_SIGNAL | (s->allow_net ? 0 : SBX_LL_SCOPE_ABSTRACT_UNIX);
+		attr.scoped = SBX_LL_SCOPE_SIGNAL | (s->net == SBX_NET_MODE_ALLOW ? 0 : SBX_LL_SCOPE_ABSTRACT_UNIX);
 	if (s->nports > 0 && abi < SBX_ABI_NET_TCP)
 		// Without TCP rules the sockets seccomp lets through for the ports
 		// would reach every address and port.

@@ -42,17 +42,13 @@ __attribute__((constructor)) static void sbx_landlock_start(int argc, char **arg
 	// The refusal record's descriptor (vocab.RefusalsEnv): the supervisor
 	// keeps it, the relay and the launcher close theirs.
 	sbx_take_refusals_fd(sbx_token);
-	// Decoded once, before the forks: the supervisor takes its roots from
-	// it, the launcher everything else. Malformed arguments end the launch
-	// here, before any process of the sandbox exists.
+	// Decoded once, before the forks (sbx_start, which joins the cgroups
+	// too, so the supervisor and the command count against their limits):
+	// the supervisor takes its roots from it, the launcher everything
+	// else. Malformed arguments end the launch here, before any process of
+	// the sandbox exists.
 	static struct spec s;
-	char err[256];
-	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
-		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
-	// The cgroups (-cgroup) are joined before any process of the sandbox
-	// exists: the supervisor and the command count against their limits.
-	for (int i = 0; i < s.ncgroups; i++)
-		sbx_join_cgroup(sbx_token, s.cgroups[i]);
+	sbx_start(argc, argv, sbx_token, &s);
 	sbx_landlock_supervise(sbx_token, &s);
 	sbx_landlock_run(&s);
 #else

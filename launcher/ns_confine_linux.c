@@ -66,7 +66,7 @@ static void allow_refer(int rfd) {
 // sockets the command makes itself). On an older kernel this is the gap
 // the provider reported (vocab.UnixSocketGaps), refused by require_full.
 void ns_confine_unix_sockets(const struct spec *s) {
-	if (s->allow_net || s->nunixsock == 0 || ns_landlock_abi() < SBX_ABI_RESOLVE_UNIX)
+	if (s->net == SBX_NET_MODE_ALLOW || s->nunixsock == 0 || ns_landlock_abi() < SBX_ABI_RESOLVE_UNIX)
 		return;
 	struct sbx_ruleset_attr attr = {.handled_access_fs = SBX_LANDLOCK_ACCESS_FS_RESOLVE_UNIX | refer_handled()};
 	int rfd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);

@@ -1,6 +1,8 @@
-// The vocabulary: the C decoder of internal/vocab, held to it by
-// ns_decode_test.go; ns-run's stage 2 (section 1) and landlock-run
-// (landlock_run_linux.c) both decode with it.
+// The vocabulary: the C decoder of internal/vocab, driven by the option
+// table vocab generates (SBX_OPTIONS in contract_linux.h) and held to
+// vocab.Decode by ns_decode_test.go; ns-run's stage 1 and landlock-run
+// (landlock_start_linux.c) both decode with it, once, in their
+// constructors.
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -53,28 +55,12 @@ static int clean_abs(const char *p) {
 	return 1;
 }
 
-// parse_decimal: decimal, no sign, no leading zero, 1 to max (at most
-// seven digits); -1 otherwise (vocab's parseDecimal).
-static int parse_decimal(const char *v, int max) {
-	char limit[8];
-	size_t n = strlen(v);
-	if (n == 0 || n > (size_t)snprintf(limit, sizeof limit, "%d", max) || v[0] == '0')
-		return -1;
-	int x = 0;
-	for (; *v; v++) {
-		if (*v < '0' || *v > '9')
-			return -1;
-		x = x * 10 + (*v - '0');
-	}
-	return x <= max ? x : -1;
-}
-
-// parse_bytes: decimal, no sign, no leading zero, 1 to SBX_MAX_BYTES; -1
-// otherwise (vocab's parseBytes).
-static long long parse_bytes(const char *v) {
+// parse_number: decimal, no sign, no leading zero, 1 to max (at most
+// SBX_MAX_BYTES); -1 otherwise (vocab's parseNumber).
+static long long parse_number(const char *v, long long max) {
 	char limit[24];
 	size_t n = strlen(v);
-	if (n == 0 || n > (size_t)snprintf(limit, sizeof limit, "%lld", SBX_MAX_BYTES) || v[0] == '0')
+	if (n == 0 || n > (size_t)snprintf(limit, sizeof limit, "%lld", max) || v[0] == '0')
 		return -1;
 	unsigned long long x = 0;
 	for (; *v; v++) {
@@ -82,7 +68,7 @@ static long long parse_bytes(const char *v) {
 			return -1;
 		x = x * 10 + (unsigned long long)(*v - '0');
 	}
-	return x <= (unsigned long long)SBX_MAX_BYTES ? (long long)x : -1;
+	return x <= (unsigned long long)max ? (long long)x : -1;
 }
 
 // plain_line: no ASCII control character (vocab's plainLine).
@@ -104,6 +90,105 @@ static int valid_program(const char *h) {
 	return 1;
 }
 
+// option is a row of the generated option table (vocab.Options): field
+// and count are the offsets of its value (or values) and of a repeatable
+// option's count in struct spec (count -1 otherwise), size one value's.
+struct option {
+	const char *name;
+	int kind;
+	long long max;
+	int repeatable, path, required;
+	const char *what;
+	long field, count;
+	size_t size;
+};
+
+static const struct option options[SBX_NOPTS] = {
+#define SBX_OPTION_ROW(id, name, kind, max, repeatable, path, required, what, field, count, size)                                \
+	[id] = {name, kind, max, repeatable, path, required, what, field, count, size},
+        SBX_OPTIONS(SBX_OPTION_ROW)
+#undef SBX_OPTION_ROW
+};
+
+// net_words are the -net values, by SBX_NET_MODE_.
+static const char *const net_words[] = {
+        [SBX_NET_MODE_DENY] = SBX_NET_DENY,
+        [SBX_NET_MODE_ALLOW] = SBX_NET_ALLOW,
+        [SBX_NET_MODE_PROXIED] = SBX_NET_PROXIED,
+};
+
+// check_value checks val against o's row, as vocab's Option.check; a
+// Number's value (a network mode's, for -net) goes to *n.
+static int check_value(const struct option *o, const char *val, long long *n, char *err, size_t errlen) {
+	if (!*val)
+		return snprintf(err, errlen, "%s: empty", o->name), -1;
+	switch (o->kind) {
+	case SBX_VALUE_NUMBER:
+		*n = parse_number(val, o->max);
+		if (*n < 0)
+			return snprintf(err, errlen, "%s \"%.120s\": not a %s, 1 to %lld", o->name, val, o->what, o->max), -1;
+		break;
+	case SBX_VALUE_NET_MODE:
+		*n = -1;
+		for (size_t m = 0; m < sizeof net_words / sizeof net_words[0]; m++)
+			if (!strcmp(val, net_words[m]))
+				*n = (long long)m;
+		if (*n < 0)
+			return snprintf(err, errlen, "%s \"%.120s\": want deny, allow or proxied", o->name, val), -1;
+		break;
+	case SBX_VALUE_PROGRAM:
+		if (!valid_program(val))
+			return snprintf(err, errlen, "%s: not a program in hex", o->name), -1;
+		break;
+	case SBX_VALUE_LINE:
+		if (!plain_line(val))
+			return snprintf(err, errlen, "%s holds a control character", o->name), -1;
+		break;
+	}
+	if (o->path && !clean_abs(val))
+		return snprintf(err, errlen, "%s: path \"%.120s\" is not absolute and clean", o->what, val), -1;
+	return 0;
+}
+
+// put_number stores n in a number field of size bytes (int or long long).
+static void put_number(void *p, size_t size, long long n) {
+	if (size == sizeof(long long))
+		*(long long *)p = n;
+	else
+		*(int *)p = (int)n;
+}
+
+// store puts one checked value of o into s, at the offsets the table
+// gives: a repeatable option's value after the ones before it. The
+// pointer to a repeatable option's values is read with memcpy, whatever
+// its type (char ** or a number's).
+static void store(struct spec *s, const struct option *o, char *val, long long n) {
+	char *field = (char *)s + o->field;
+	if (o->count >= 0) {
+		int *count = (int *)((char *)s + o->count);
+		char *values;
+		memcpy(&values, field, sizeof values);
+		char *at = values + (size_t)*count * o->size;
+		if (o->kind == SBX_VALUE_NUMBER)
+			put_number(at, o->size, n);
+		else
+			memcpy(at, &val, sizeof val);
+		(*count)++;
+		return;
+	}
+	switch (o->kind) {
+	case SBX_VALUE_FLAG:
+		*(int *)field = 1;
+		break;
+	case SBX_VALUE_NUMBER:
+	case SBX_VALUE_NET_MODE:
+		put_number(field, o->size, n);
+		break;
+	default:
+		*(char **)field = val;
+	}
+}
+
 int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) {
 	memset(s, 0, sizeof *s);
 	if (argc > SBX_MAX_ARGS)
@@ -112,122 +197,51 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		return snprintf(err, errlen, "no contract version"), -1;
 	if (strcmp(args[0], SBX_VERSION) != 0)
 		return snprintf(err, errlen, "contract version \"%.120s\", this launcher speaks \"%s\"", args[0], SBX_VERSION), -1;
-	s->writable = calloc(argc, sizeof(char *));
-	s->ro = calloc(argc, sizeof(char *));
-	s->deny = calloc(argc, sizeof(char *));
-	s->guard = calloc(argc, sizeof(char *));
-	s->unixsock = calloc(argc, sizeof(char *));
-	s->cgroups = calloc(argc, sizeof(char *));
-	s->ports = calloc(argc, sizeof(int));
-	if (!s->writable || !s->ro || !s->deny || !s->guard || !s->unixsock || !s->cgroups || !s->ports)
-		return snprintf(err, errlen, "out of memory"), -1;
-	int i = 1, dashes = 0, net = 0;
+	// Room for every value of each repeatable option: argc bounds them.
+	for (int id = 0; id < SBX_NOPTS; id++) {
+		if (options[id].count < 0)
+			continue;
+		void *values = calloc(argc, options[id].size);
+		if (values == NULL)
+			return snprintf(err, errlen, "out of memory"), -1;
+		memcpy((char *)s + options[id].field, &values, sizeof values);
+	}
+	int i = 1, dashes = 0;
+	int seen[SBX_NOPTS] = {0};
 	while (i < argc) {
-		const char *opt = args[i++];
-		if (strcmp(opt, "--") == 0) {
+		const char *name = args[i++];
+		if (strcmp(name, "--") == 0) {
 			dashes = 1;
 			break;
 		}
-		int takes = !strcmp(opt, "-w") || !strcmp(opt, "-t") || !strcmp(opt, "-r") || !strcmp(opt, "-g") || !strcmp(opt, "-d") ||
-		            !strcmp(opt, "-u") || !strcmp(opt, "-C") || !strcmp(opt, "-net") || !strcmp(opt, "-seccomp") ||
-		            !strcmp(opt, "-port") || !strcmp(opt, "-bridge") || !strcmp(opt, "-abi") || !strcmp(opt, "-notice") ||
-		            !strcmp(opt, "-cgroup") || !strcmp(opt, "-nproc") || !strcmp(opt, "-as") || !strcmp(opt, "-tmpsize");
+		int id = 0;
+		while (id < SBX_NOPTS && strcmp(name, options[id].name) != 0)
+			id++;
+		if (id == SBX_NOPTS)
+			return snprintf(err, errlen, "unknown option \"%.120s\"", name), -1;
+		const struct option *o = &options[id];
+		if (seen[id] && !o->repeatable)
+			return snprintf(err, errlen, "%s given twice", o->name), -1;
+		seen[id] = 1;
 		char *val = NULL;
-		if (takes) {
+		long long n = 0;
+		if (o->kind != SBX_VALUE_FLAG) {
 			if (i >= argc)
-				return snprintf(err, errlen, "option %s needs a value", opt), -1;
+				return snprintf(err, errlen, "option %s needs a value", o->name), -1;
 			val = args[i++];
+			if (check_value(o, val, &n, err, errlen) < 0)
+				return -1;
 		}
-		const char *what = NULL;
-		if (!strcmp(opt, "-w")) {
-			s->writable[s->nwritable++] = val, what = "writable root";
-		} else if (!strcmp(opt, "-t")) {
-			if (s->tempdir)
-				return snprintf(err, errlen, "-t given twice"), -1;
-			s->tempdir = val, what = "temp dir";
-		} else if (!strcmp(opt, "-r")) {
-			s->ro[s->nro++] = val, what = "read-only subpath";
-		} else if (!strcmp(opt, "-g")) {
-			s->guard[s->nguard++] = val, what = "guarded name";
-		} else if (!strcmp(opt, "-d")) {
-			s->deny[s->ndeny++] = val, what = "deny-read path";
-		} else if (!strcmp(opt, "-u")) {
-			s->unixsock[s->nunixsock++] = val, what = "UNIX socket";
-		} else if (!strcmp(opt, "-C")) {
-			if (s->dir)
-				return snprintf(err, errlen, "-C given twice"), -1;
-			s->dir = val, what = "working directory";
-		} else if (!strcmp(opt, "-net")) {
-			if (net)
-				return snprintf(err, errlen, "-net given twice"), -1;
-			net = 1;
-			if (!strcmp(val, SBX_NET_ALLOW))
-				s->allow_net = 1;
-			else if (!strcmp(val, SBX_NET_PROXIED))
-				s->proxied = 1;
-			else if (strcmp(val, SBX_NET_DENY) != 0)
-				return snprintf(err, errlen, "-net \"%.120s\": want deny, allow or proxied", val), -1;
-		} else if (!strcmp(opt, "-port")) {
-			int port = parse_decimal(val, 65535);
-			if (port < 0)
-				return snprintf(err, errlen, "-port \"%.120s\": not a port", val), -1;
-			s->ports[s->nports++] = port;
-		} else if (!strcmp(opt, "-bridge")) {
-			if (s->bridge)
-				return snprintf(err, errlen, "-bridge given twice"), -1;
-			s->bridge = val, what = "bridge";
-		} else if (!strcmp(opt, "-seccomp")) {
-			if (s->seccomp)
-				return snprintf(err, errlen, "-seccomp given twice"), -1;
-			if (!valid_program(val))
-				return snprintf(err, errlen, "-seccomp: not a program in hex"), -1;
-			s->seccomp = val;
-		} else if (!strcmp(opt, "-abi")) {
-			if (s->abi)
-				return snprintf(err, errlen, "-abi given twice"), -1;
-			s->abi = parse_decimal(val, SBX_MAX_ABI);
-			if (s->abi < 0)
-				return snprintf(err, errlen, "-abi \"%.120s\": not a Landlock ABI", val), -1;
-		} else if (!strcmp(opt, "-notice")) {
-			if (s->notice)
-				return snprintf(err, errlen, "-notice given twice"), -1;
-			if (!*val)
-				return snprintf(err, errlen, "-notice: empty"), -1;
-			if (!plain_line(val))
-				return snprintf(err, errlen, "-notice holds a control character"), -1;
-			s->notice = val;
-		} else if (!strcmp(opt, "-cgroup")) {
-			s->cgroups[s->ncgroups++] = val, what = "cgroup";
-		} else if (!strcmp(opt, "-nproc")) {
-			if (s->nproc)
-				return snprintf(err, errlen, "-nproc given twice"), -1;
-			s->nproc = parse_decimal(val, SBX_MAX_PROCESSES);
-			if (s->nproc < 0)
-				return snprintf(err, errlen, "-nproc \"%.120s\": not a process count", val), -1;
-		} else if (!strcmp(opt, "-as") || !strcmp(opt, "-tmpsize")) {
-			long long *dst = !strcmp(opt, "-as") ? &s->as : &s->tmpsize;
-			if (*dst)
-				return snprintf(err, errlen, "%s given twice", opt), -1;
-			*dst = parse_bytes(val);
-			if (*dst < 0)
-				return snprintf(err, errlen, "%s \"%.120s\": not a byte count", opt, val), -1;
-		} else if (!strcmp(opt, "-full")) {
-			s->require_full = 1;
-		} else if (!strcmp(opt, "-probe")) {
-			s->probe = 1;
-		} else {
-			return snprintf(err, errlen, "unknown option \"%.120s\"", opt), -1;
-		}
-		if (what && !clean_abs(val))
-			return snprintf(err, errlen, "%s: path \"%.120s\" is not absolute and clean", what, val), -1;
+		store(s, o, val, n);
 	}
 	if (!dashes)
 		return snprintf(err, errlen, "missing --"), -1;
-	if (!net)
-		return snprintf(err, errlen, "missing -net"), -1;
-	if (s->allow_net && s->nports)
+	for (int id = 0; id < SBX_NOPTS; id++)
+		if (options[id].required && !seen[id])
+			return snprintf(err, errlen, "missing %s", options[id].name), -1;
+	if (s->net == SBX_NET_MODE_ALLOW && s->nports)
 		return snprintf(err, errlen, "-port under network allow"), -1;
-	if (s->proxied && !s->nports)
+	if (s->net == SBX_NET_MODE_PROXIED && !s->nports)
 		return snprintf(err, errlen, "proxied network without the proxy's -port"), -1;
 	if (s->bridge && !s->nports)
 		return snprintf(err, errlen, "-bridge without -port"), -1;
@@ -238,4 +252,12 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 	if (!s->probe && !s->ncmd)
 		return snprintf(err, errlen, "no command"), -1;
 	return 0;
+}
+
+void sbx_start(int argc, char **argv, const char *token, struct spec *s) {
+	char err[256];
+	if (sbx_decode(argc - 1, argv + 1, s, err, sizeof err) < 0)
+		sbx_fatal(token, "malformed launcher arguments: %s", err);
+	for (int i = 0; i < s->ncgroups; i++)
+		sbx_join_cgroup(token, s->cgroups[i]);
 }

@@ -4,6 +4,7 @@ package launcher
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,13 +21,13 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Argv: []string{"true"}},
 		{Token: tok, Writable: []string{"/ws", "/other"}, TempDir: "/tmp/x", ReadOnly: []string{"/ws/.git/hooks"},
 			Guarded:  []string{"/ws/.git/commondir", "/ws/.envrc"},
-			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", AllowNetwork: true, RequireFull: true, Argv: []string{"sh", "-c", "echo -w -- -net"}},
+			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", Network: vocab.NetworkAllow, RequireFull: true, Argv: []string{"sh", "-c", "echo -w -- -net"}},
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Writable: []string{"/"}, Argv: []string{"x"}},
 		{Token: tok, Seccomp: "0600000000ff7f00", Argv: []string{"x"}},
 		{Token: tok, UnixSockets: []string{"/run/user/1000/agent.sock", "/tmp/odd name\n"}, Argv: []string{"x"}},
-		{Token: tok, Proxied: true, Ports: []int{43127, 5432, 1, 65535}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"x"}},
+		{Token: tok, Network: vocab.NetworkProxied, Ports: []int{43127, 5432, 1, 65535}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"x"}},
 		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 has -w -- gaps; ünï", Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 99, Argv: []string{"x"}},
@@ -120,4 +121,73 @@ func FuzzCDecoder(f *testing.F) {
 			t.Fatalf("%q:\n C %#v\nGo %#v", args, got, want)
 		}
 	})
+}
+
+// TestDecodersRefusePerOption derives its cases from the option table
+// (vocab.Options): for each option, a well-formed argv both decoders
+// accept (the positive control), then the same argv with the option
+// repeated (refused unless repeatable), its value missing or empty, a
+// relative or unclean path, a number out of range: both refuse each.
+func TestDecodersRefusePerOption(t *testing.T) {
+	sample := map[string]string{"-w": "/ws", "-t": "/t", "-r": "/ws/r", "-g": "/ws/g", "-d": "/d", "-u": "/u.sock", "-C": "/ws",
+		"-net": "deny", "-port": "80", "-bridge": "/b.sock", "-cgroup": "/c", "-nproc": "5", "-as": "1024", "-tmpsize": "2048",
+		"-full": "", "-probe": "", "-seccomp": "0600000000ff7f00", "-abi": "7", "-notice": "net: a gap"}
+	for _, o := range vocab.Options {
+		val, ok := sample[o.Name]
+		if !ok {
+			t.Fatalf("option %s has no sample value here", o.Name)
+		}
+		// argv builds a launcher argv around opts: -net deny and a port
+		// (so -bridge has one) unless opts set them, then the command
+		// (none under -probe).
+		argv := func(opts ...string) []string {
+			args := append([]string{vocab.Version}, opts...)
+			if o.Name != "-net" {
+				args = append(args, "-net", "deny")
+			}
+			args = append(args, "-port", "8080", "--")
+			if o.Name != "-probe" {
+				args = append(args, "true")
+			}
+			return args
+		}
+		opt := func(v string) []string {
+			if o.Value == vocab.Flag {
+				return []string{o.Name}
+			}
+			return []string{o.Name, v}
+		}
+		given := func(v string) []string { return argv(opt(v)...) }
+		decode := func(args []string) (goErr, cErr error) {
+			_, goErr = vocab.Decode(args)
+			_, cErr = cDecode(args)
+			return goErr, cErr
+		}
+		if goErr, cErr := decode(given(val)); goErr != nil || cErr != nil {
+			t.Fatalf("%s %q: Go %v, C %v; want both to accept", o.Name, val, goErr, cErr)
+		}
+		twice := argv(append(opt(val), opt(val)...)...)
+		goErr, cErr := decode(twice)
+		if o.Repeatable && (goErr != nil || cErr != nil) {
+			t.Errorf("%s repeated: Go %v, C %v; want both to accept", o.Name, goErr, cErr)
+		}
+		refused := [][]string{}
+		if !o.Repeatable {
+			refused = append(refused, twice)
+		}
+		if o.Value != vocab.Flag {
+			refused = append(refused, []string{vocab.Version, "-net", "deny", o.Name}, given(""))
+		}
+		if o.Path {
+			refused = append(refused, given(val[1:]), given(val+"/.."), given(val+"/"))
+		}
+		if o.Value == vocab.Number {
+			refused = append(refused, given("0"), given("0"+val), given("+"+val), given(strconv.FormatInt(o.Max+1, 10)))
+		}
+		for _, args := range refused {
+			if goErr, cErr := decode(args); goErr == nil || cErr == nil {
+				t.Errorf("%q: Go %v, C %v; want both to refuse", args, goErr, cErr)
+			}
+		}
+	}
 }

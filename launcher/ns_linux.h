@@ -8,9 +8,6 @@
 #include "shared_linux.h"
 #include "spec_linux.h"
 
-// sbx_ns_netns is 1 when stage 1 made a new network namespace.
-extern int sbx_ns_netns;
-
 // sbx_ns_bridge is stage 1's connection to the provider's bridge (-bridge),
 // made while the host's tree is in view, or -1. Stage 2 sends the loopback
 // listeners for the spec's ports over it (SBX_BRIDGE_HELLO, the token, the
@@ -34,8 +31,8 @@ struct sbx_watch {
 extern struct sbx_watch *sbx_ns_watch;
 extern int sbx_ns_nwatch;
 
-// sbx_ns_stage2 is stage 2, run as pid 2: build the root, confine, exec the
-// command. It never returns.
-void sbx_ns_stage2(int argc, char **argv) __attribute__((noreturn));
+// sbx_ns_stage2 is stage 2, run as pid 2 on the spec stage 1 decoded:
+// build the root, confine, exec the command. It never returns.
+void sbx_ns_stage2(const struct spec *spec) __attribute__((noreturn));
 
 #endif

@@ -51,9 +51,8 @@
 #include "shared_linux.h"
 #include "ns_linux.h"
 
-// Process state, each set once by stage 1 and read by every stage after
-// it (ns_linux.h says what each holds).
-int sbx_ns_netns;
+// Process state, set once by stage 1 and read by every stage after it
+// (ns_linux.h says what it holds).
 int sbx_ns_bridge = -1;
 
 // Process state: the write end of the pipe on which stage 1's signal
@@ -212,8 +211,7 @@ static void sandbox_init(int sigfd, int sfd, int mfd, int statfd, pid_t cmd) {
 }
 
 struct stage2_args {
-	int argc;
-	char **argv;
+	const struct spec *spec;
 	int sigfd, sfd, statfd;
 	sigset_t chld;
 };
@@ -228,7 +226,7 @@ static int stage2(void *arg) {
 	sigprocmask(SIG_UNBLOCK, &a->chld, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		sbx_fatal(sbx_token, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-	sbx_ns_stage2(a->argc, a->argv);
+	sbx_ns_stage2(a->spec);
 }
 
 // spawn_stage2 starts pid 2 the way posix_spawn starts a child: on its own
@@ -292,27 +290,16 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	// environment: only the guard, forked by pid 2, keeps it.
 	sbx_take_refusals_fd(token);
 
-	// Only the network flag matters here; stage 2 decodes and checks the
-	// whole vocabulary (and fails with a signed line if it is malformed).
-	// So does the bridge, which is connected here, as the caller, before
-	// any namespace: stage 2 checks that it matches its decoded spec.
-	// So are the cgroups (-cgroup), joined here, as the caller, before any
-	// process of the sandbox exists: each one this process starts is
-	// counted by the limits set there.
-	int netns = 1;
-	const char *bridge = NULL;
-	for (int i = 2; i + 1 < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "-net") == 0 && strcmp(argv[i + 1], SBX_NET_ALLOW) == 0)
-			netns = 0;
-		if (strcmp(argv[i], "-bridge") == 0)
-			bridge = argv[i + 1];
-		if (strcmp(argv[i], "-cgroup") == 0)
-			sbx_join_cgroup(token, argv[i + 1]);
-	}
-	if (bridge)
-		connect_bridge(token, bridge);
+	// The arguments are decoded once, here, before any namespace, and the
+	// cgroups joined (sbx_start). Stage 2 (pid 2) takes the same decoded
+	// spec: pid 1 is a fork of this process, and pid 2 runs in pid 1's
+	// memory. The bridge (-bridge) is connected here too, as the caller,
+	// while the host's tree is in view.
+	static struct spec spec;
+	sbx_start(argc, argv, token, &spec);
+	if (spec.bridge)
+		connect_bridge(token, spec.bridge);
+	int netns = spec.net != SBX_NET_MODE_ALLOW;
 
 	uid_t uid = getuid();
 	gid_t gid = getgid();
@@ -328,7 +315,6 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 	if (write_file("/proc/self/gid_map", map) < 0)
 		sbx_fatal(token, "write gid_map: %s", strerror(errno));
 
-	sbx_ns_netns = netns;
 	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 	if (netns)
 		flags |= CLONE_NEWNET;
@@ -366,7 +352,7 @@ __attribute__((constructor)) static void sbx_ns_stage1(int argc, char **argv, ch
 		int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 		if (sfd < 0)
 			sbx_fatal(sbx_token, "signalfd: %s", strerror(errno));
-		struct stage2_args a = {argc, argv, p[0], sfd, st[1], chld};
+		struct stage2_args a = {&spec, p[0], sfd, st[1], chld};
 		pid_t cmd = spawn_stage2(&a);
 		// The guard has its copy of the record's descriptor (pid 2 forked
 		// it, and the command never had it: close-on-exec); pid 1 needs none.

@@ -2,8 +2,10 @@
 // instead of) the Go runtime. This file runs the stages in order
 // (sbx_ns_stage2, at the end); each lives in its own file:
 //
-//   1. ns_decode_linux.c: decodes the launcher vocabulary (internal/vocab:
-//      the Go definition; ns_decode_test.go checks this decoder against it);
+//   1. stage 1 (ns_stage1_linux.c) has decoded the launcher vocabulary
+//      with ns_decode_linux.c (internal/vocab: the Go definition;
+//      ns_decode_test.go checks this decoder against it), before any
+//      namespace; this stage takes that one decoding;
 //   2. ns_plan_linux.c: plans, while the host's tree is still in view,
 //      what will be mounted, carved and guarded (a struct sbx_plan, which
 //      the stages below take; ns_plan_test.go drives the planner);
@@ -77,7 +79,7 @@
 // deny-read path inside a writable root, are refused by the plan itself,
 // on what it opened.
 static void require_full(const struct spec *s) {
-	if (s->allow_net)
+	if (s->net == SBX_NET_MODE_ALLOW)
 		sbx_fatal(sbx_token, "full enforcement required, but: network allow also opens UNIX sockets to host daemons");
 	if (s->nunixsock > 0 && ns_landlock_abi() < SBX_ABI_RESOLVE_UNIX)
 		sbx_fatal(sbx_token,
@@ -93,31 +95,23 @@ static void require_full(const struct spec *s) {
 	// objects it uses (plan_read_only, plan_deny_read).
 }
 
-void sbx_ns_stage2(int argc, char **argv) {
-	struct spec s;
-	char err[256];
-	if (sbx_decode(argc - 1, argv + 1, &s, err, sizeof err) < 0)
-		sbx_fatal(sbx_token, "malformed launcher arguments: %s", err);
-	if (s.allow_net == sbx_ns_netns)
-		sbx_fatal(sbx_token, "stage 1 and the arguments disagree about the network namespace");
-	if (!s.bridge != (sbx_ns_bridge < 0))
-		sbx_fatal(sbx_token, "stage 1 and the arguments disagree about the network bridge");
-	if (s.require_full)
-		require_full(&s);
+void sbx_ns_stage2(const struct spec *s) {
+	if (s->require_full)
+		require_full(s);
 	struct sbx_plan plan;
-	if (ns_plan(&s, &plan) < 0)
+	if (ns_plan(s, &plan) < 0)
 		sbx_fatal(sbx_token, "%s", plan.err);
 	ns_build_root(&plan);
-	if (s.dir)
-		ns_enter_dir(s.dir);
-	if (!s.allow_net)
+	if (s->dir)
+		ns_enter_dir(s->dir);
+	if (s->net != SBX_NET_MODE_ALLOW)
 		ns_loopback_up();
-	ns_hand_over_ports(&s);
-	ns_confine_unix_sockets(&s);
-	ns_carve_deny_read(&s, &plan);
+	ns_hand_over_ports(s);
+	ns_confine_unix_sockets(s);
+	ns_carve_deny_read(s, &plan);
 	// The guard shares the Landlock domains above, and stays outside the
 	// filter below (ns_guard_linux.c).
-	int guard = ns_guard_fork(&s, &plan);
+	int guard = ns_guard_fork(s, &plan);
 	sbx_drop_capabilities(1);
 	sbx_close_extra_fds();
 	// Signals scoped after the guard is forked: the command cannot signal
@@ -126,14 +120,14 @@ void sbx_ns_stage2(int argc, char **argv) {
 	// Before the filter: with it, the open of /dev/tty would be the
 	// guard's (an open for writing), which has no terminal to leave.
 	sbx_leave_terminal();
-	int listener = sbx_load_seccomp(s.seccomp, ns_guards(&s), 1);
+	int listener = sbx_load_seccomp(s->seccomp, ns_guards(s), 1);
 	if (guard >= 0)
 		ns_guard_hand_over(guard, listener);
 	unsetenv(SBX_TOKEN_ENV);
-	if (s.probe)
-		sbx_probe(&s, 0);
+	if (s->probe)
+		sbx_probe(s, 0);
 	sbx_reset_signals();
 	sbx_release_env();
-	sbx_set_limits(&s);
-	sbx_exec_command(s.cmd); // cmd ends at argv[argc], which is NULL
+	sbx_set_limits(s);
+	sbx_exec_command(s->cmd); // cmd ends at argv[argc], which is NULL
 }

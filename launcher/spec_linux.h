@@ -1,26 +1,23 @@
-// The decoded launcher argv, shared by both C launchers (ns-run's stage 2,
-// landlock-run): ns_decode_linux.c decodes it.
+// The decoder of the launcher argv, shared by both C launchers (ns-run,
+// landlock-run): ns_decode_linux.c. struct spec, what it decodes into, is
+// generated from the option table (contract_linux.h).
 #ifndef SBX_SPEC_LINUX_H
 #define SBX_SPEC_LINUX_H
 
 #include <stddef.h>
 
-// spec is a decoded launcher argv (see internal/vocab); cmd is
-// NULL-terminated (it ends where argv does). abi and notice are
-// landlock-run's (-abi, -notice): 0 and NULL when absent. The limits
-// (-nproc, -as, -tmpsize) are 0 when absent.
-struct spec {
-	char **writable, **ro, **guard, **deny, **unixsock, **cgroups, **cmd;
-	int nwritable, nro, nguard, ndeny, nunixsock, ncgroups, ncmd;
-	int nproc;
-	long long as, tmpsize;
-	char *tempdir, *dir, *seccomp, *bridge, *notice;
-	int allow_net, proxied, require_full, probe, abi;
-	int *ports, nports;
-};
+#include "contract_linux.h"
 
 // sbx_decode parses args (argv without argv[0]) into s; on failure it
 // returns -1 with the reason in err.
 int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen);
+
+// sbx_start is the one decoding of a launcher's argv (argv[0] names the
+// launcher), in its constructor: malformed arguments end the launch with
+// the signed line (token) and exit 125 before anything else is done. It
+// then joins the cgroups (-cgroup), as the caller, before any process of
+// the sandbox exists: each one the launcher starts is counted by the
+// limits the provider set there.
+void sbx_start(int argc, char **argv, const char *token, struct spec *s);
 
 #endif

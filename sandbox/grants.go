@@ -18,16 +18,14 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 //
 // The gaps are what the expansion of the protected subpaths could not
 // cover on any runner (see linkWalk).
-func grants(fsys fileSystem, r *resolved, token, tempDir string) (vocab.Spec, []Gap) {
+func grants(fsys fileSystem, r *resolved, token string) (vocab.Spec, []Gap) {
 	s := vocab.Spec{
-		Token:        token,
-		TempDir:      tempDir,
-		DenyRead:     append([]string(nil), r.denyRead...),
-		UnixSockets:  append([]string(nil), r.unixSockets...),
-		Dir:          r.dir,
-		AllowNetwork: r.allowNetwork,
-		RequireFull:  r.requireFull,
-		Argv:         append([]string(nil), r.argv...),
+		Token:       token,
+		DenyRead:    append([]string(nil), r.denyRead...),
+		UnixSockets: append([]string(nil), r.unixSockets...),
+		Dir:         r.dir,
+		RequireFull: r.requireFull,
+		Argv:        append([]string(nil), r.argv...),
 	}
 	var gaps []Gap
 	if r.mode == WorkspaceWrite {

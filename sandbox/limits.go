@@ -209,12 +209,12 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 	return p
 }
 
-// applyLimits plans r's limits for run, makes the cgroups they need, and
-// puts the launcher's part into spec; the cgroups are removed by w's
-// cleanup. It returns the gaps of the limits that cannot be held.
-func applyLimits(run runner, r *resolved, spec *vocab.Spec, w *Wrapped) []Gap {
+// applyLimits plans r's limits for run and makes the cgroups they need,
+// which w's cleanup removes. It returns the launcher's part of the Spec,
+// and the gaps of the limits that cannot be held.
+func applyLimits(run runner, r *resolved, w *Wrapped) (limitPart, []Gap) {
 	p := planLimits(r.limits, run.name(), run.traits().limits, isRoot(), newCgroups)
-	spec.Cgroups, spec.MaxProcesses, spec.MaxAddressSpace, spec.TempSize = p.cgroups, p.nproc, p.as, p.tmpsize
+	part := limitPart{cgroups: p.cgroups, nproc: p.nproc, as: p.as, tmpsize: p.tmpsize}
 	w.Limits = p.limits
 	if p.remove != nil {
 		prev := w.cleanup
@@ -226,5 +226,5 @@ func applyLimits(run runner, r *resolved, spec *vocab.Spec, w *Wrapped) []Gap {
 			return err
 		}
 	}
-	return p.gaps
+	return part, p.gaps
 }

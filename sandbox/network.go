@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/netproxy"
+	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // Resolver resolves the names the proxy of NetworkProxied connects to;
@@ -37,19 +38,33 @@ const maxLocalPorts = 64
 // netPolicy is the validated network part of a policy that needs loopback
 // ports: the proxy's rules when proxied, and the local ports.
 type netPolicy struct {
-	proxied    bool
+	mode       NetworkMode // deny, allow or proxied: never ""
 	rules      netproxy.Rules
 	localPorts []int
 }
 
+// proxied reports whether the network is the domain proxy's.
+func (n netPolicy) proxied() bool { return n.mode == NetworkProxied }
+
+// launcherMode is the mode on the launcher's wire.
+func (n netPolicy) launcherMode() vocab.NetMode {
+	switch n.mode {
+	case NetworkAllow:
+		return vocab.NetworkAllow
+	case NetworkProxied:
+		return vocab.NetworkProxied
+	}
+	return vocab.NetworkDeny
+}
+
 // needsPorts reports whether the command gets loopback ports: the proxy's,
 // or allowed local ones.
-func (n netPolicy) needsPorts() bool { return n.proxied || len(n.localPorts) > 0 }
+func (n netPolicy) needsPorts() bool { return n.proxied() || len(n.localPorts) > 0 }
 
 // validateNetwork checks the fields of NetworkProxied and AllowLocalPorts.
 func validateNetwork(p Policy) (netPolicy, error) {
-	n := netPolicy{proxied: p.Network == NetworkProxied}
-	if !n.proxied {
+	n := netPolicy{mode: networkName(p.Network)}
+	if !n.proxied() {
 		switch {
 		case len(p.AllowDomains) > 0:
 			return n, invalidf("allow_domains needs network %q (it is %q)", NetworkProxied, networkName(p.Network))

@@ -30,7 +30,7 @@ func TestValidateNetwork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n.proxied != tc.proxied || len(n.rules.Allow) != tc.allow || len(n.rules.Deny) != tc.deny ||
+			if n.proxied() != tc.proxied || len(n.rules.Allow) != tc.allow || len(n.rules.Deny) != tc.deny ||
 				!slices.Equal(n.localPorts, tc.local) || n.rules.AllowPrivate != tc.pol.AllowPrivateDestinations {
 				t.Errorf("got %+v", n)
 			}
@@ -87,17 +87,16 @@ func TestPortsNeedAPortRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec := vocab.Spec{}
-		w := &Wrapped{}
-		if err := startNetwork(run, r, &spec, w, nil); !errors.Is(err, ErrUnavailable) || len(spec.Ports) != 0 {
-			t.Errorf("%+v: %v, ports %v; want SANDBOX_UNAVAILABLE", pol, err, spec.Ports)
+		part, err := startNetwork(run, r, "", &Wrapped{}, nil)
+		if !errors.Is(err, ErrUnavailable) || len(part.ports) != 0 {
+			t.Errorf("%+v: %v, ports %v; want SANDBOX_UNAVAILABLE", pol, err, part.ports)
 		}
 	}
 	r, err := validate(Request{Argv: []string{"true"}, Policy: Policy{Mode: ReadOnly, Workspace: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := startNetwork(run, r, &vocab.Spec{}, &Wrapped{}, nil); err != nil {
-		t.Errorf("control, network deny: %v", err)
+	if part, err := startNetwork(run, r, "", &Wrapped{}, nil); err != nil || part.mode != vocab.NetworkDeny {
+		t.Errorf("control, network deny: %v, mode %v", err, part.mode)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/bo-agent/sandbox-local/internal/netproxy"
-	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
 // wrapNet is what a wrap with loopback ports runs in the provider's
@@ -24,49 +23,49 @@ func (n *wrapNet) close() {
 }
 
 // startNetwork starts what the policy's network needs before the runner
-// encodes spec: the proxy for NetworkProxied (its port first in
-// spec.Ports, then the allowed local ports), the bridge for a runner that
+// encodes the Spec: the proxy for NetworkProxied (its port first in the
+// ports, then the allowed local ports), the bridge for a runner that
 // bridges them (portsBridged), and the proxy's variables; Cleanup stops
-// them.
-func startNetwork(run runner, r *resolved, spec *vocab.Spec, w *Wrapped, resolver Resolver) error {
-	w.Network = r.networkMode
+// them. It returns the network's part of the Spec.
+func startNetwork(run runner, r *resolved, token string, w *Wrapped, resolver Resolver) (netPart, error) {
+	w.Network = r.network.mode
+	part := netPart{mode: r.network.launcherMode()}
 	if !r.network.needsPorts() {
-		return nil
+		return part, nil
 	}
 	ports := run.traits().ports
 	if ports == portsNone {
-		return unavailable(run.name(), "this runner cannot yet hold a command to the domain proxy or to local ports", nil)
+		return netPart{}, unavailable(run.name(), "this runner cannot yet hold a command to the domain proxy or to local ports", nil)
 	}
 	n := &wrapNet{}
 	proxyPort := 0
-	if r.network.proxied {
+	if r.network.proxied() {
 		cfg := netproxy.Config{Rules: r.network.rules}
 		if resolver != nil {
 			cfg.Resolver = resolver
 		}
 		px, err := netproxy.Start(cfg)
 		if err != nil {
-			return unavailable(run.name(), "cannot start the domain proxy", err)
+			return netPart{}, unavailable(run.name(), "cannot start the domain proxy", err)
 		}
 		n.proxy = px
 		proxyPort = px.Addr().Port
-		spec.Proxied = true
-		spec.Ports = append(spec.Ports, proxyPort)
+		part.ports = append(part.ports, proxyPort)
 		w.Proxy = "http://127.0.0.1:" + strconv.Itoa(proxyPort)
 		w.netVars = proxyEnv(proxyPort, func(name string) string { return envValue(r.env, name) })
 	}
-	spec.Ports = append(spec.Ports, r.network.localPorts...)
+	part.ports = append(part.ports, r.network.localPorts...)
 	if ports == portsBridged {
-		b, err := startBridge(bridgePath(w.TempDir), spec.Token, n.proxy, proxyPort, r.network.localPorts)
+		b, err := startBridge(bridgePath(w.TempDir), token, n.proxy, proxyPort, r.network.localPorts)
 		if err != nil {
 			n.close()
-			return unavailable(run.name(), "cannot start the loopback bridge", err)
+			return netPart{}, unavailable(run.name(), "cannot start the loopback bridge", err)
 		}
 		n.bridge = b
-		spec.Bridge = b.path
+		part.bridge = b.path
 	}
 	w.net = n
-	return nil
+	return part, nil
 }
 
 // envValue is the value of name in env, "" when unset.

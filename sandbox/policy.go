@@ -153,9 +153,7 @@ type resolved struct {
 	denyRead      []string
 	userDeny      []string // the caller's own DenyRead entries, resolved as in denyRead
 	unixSockets   []string
-	allowNetwork  bool
-	networkMode   NetworkMode
-	network       netPolicy
+	network       netPolicy // its mode is the policy's network mode
 	requireFull   bool
 	limits        Limits
 	caches        *cachePlan
@@ -204,9 +202,7 @@ func validate(req Request) (*resolved, error) {
 		return nil, invalidf("unknown policy mode %q", p.Mode)
 	}
 	switch p.Network {
-	case "", NetworkDeny, NetworkProxied:
-	case NetworkAllow:
-		r.allowNetwork = true
+	case "", NetworkDeny, NetworkProxied, NetworkAllow:
 	default:
 		return nil, invalidf("unknown network mode %q", p.Network)
 	}
@@ -214,7 +210,7 @@ func validate(req Request) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.network, r.networkMode = network, networkName(p.Network)
+	r.network = network
 
 	ws, err := existingDir("workspace", p.Workspace)
 	if err != nil {

@@ -132,7 +132,7 @@ func TestValidateResolvesPaths(t *testing.T) {
 	if want := []string{secretLink, secret}; !reflect.DeepEqual(r.denyRead, want) {
 		t.Errorf("deny-read %q, want the link and its target %q", r.denyRead, want)
 	}
-	if !r.allowNetwork {
+	if r.network.mode != NetworkAllow {
 		t.Error("network allow lost")
 	}
 }
@@ -158,7 +158,7 @@ func TestValidateUnixSockets(t *testing.T) {
 	if want := []string{sock, missing}; !reflect.DeepEqual(r.unixSockets, want) {
 		t.Errorf("UNIX sockets %q, want %q", r.unixSockets, want)
 	}
-	if s, _ := grants(osFS{}, r, "", "/tmp/t"); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
+	if s, _ := grants(osFS{}, r, ""); !reflect.DeepEqual(s.UnixSockets, r.unixSockets) {
 		t.Errorf("spec UNIX sockets %q, want %q", s.UnixSockets, r.unixSockets)
 	}
 	// Where the workspace is writable, a command could have planted the
@@ -231,8 +231,8 @@ func TestReadOnlyModeHasNoWritableRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := grants(osFS{}, r, "", "/tmp/t")
-	if len(s.Writable) != 0 || len(s.ReadOnly) != 0 || s.TempDir != "/tmp/t" {
+	s, _ := grants(osFS{}, r, "")
+	if len(s.Writable) != 0 || len(s.ReadOnly) != 0 {
 		t.Fatalf("read-only spec %#v", s)
 	}
 }

@@ -35,8 +35,8 @@ const probeTimeout = 10 * time.Second
 
 // probeLauncher runs launcher name in probe mode with one writable
 // directory (and the read-only subpaths readOnly makes in it, if any), its
-// spec completed by complete, if any.
-func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), complete func(vocab.Spec) (vocab.Spec, error)) error {
+// spec completed with the runner's launcherPart (complete).
+func probeLauncher(ctx context.Context, name string, readOnly func(allowed string) ([]string, error), complete func(vocab.Spec) (launcherPart, error)) error {
 	exe, err := launcherPath()
 	if err != nil {
 		return err
@@ -64,11 +64,11 @@ func probeLauncher(ctx context.Context, name string, readOnly func(allowed strin
 		return err
 	}
 	spec := vocab.Spec{Token: token, Writable: []string{allowed}, ReadOnly: ro, Dir: allowed, Probe: true}
-	if complete != nil {
-		if spec, err = complete(spec); err != nil {
-			return err
-		}
+	part, err := complete(spec)
+	if err != nil {
+		return err
 	}
+	spec = withLauncher(spec, part)
 	args, err := vocab.Encode(name, spec)
 	if err != nil {
 		return err

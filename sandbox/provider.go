@@ -115,25 +115,28 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		return nil, unavailable(run.name(), "cannot make a wrap token", err)
 	}
 	w := &Wrapped{Dir: r.dir, Runner: run.name(), fromCache: p.sel.cachedChoice(), sel: &p.sel, selGen: p.sel.generation()}
-	spec, protectGaps := grants(p.fsys, r, token, "")
+	policy, protectGaps := grants(p.fsys, r, token)
+	var temp tempPart
 	if !run.traits().ownTemp {
-		if err := makeTemp(run, &spec, w); err != nil {
+		if temp, err = makeTemp(run, policy.Writable, w); err != nil {
 			return nil, err
 		}
 	}
-	limitGaps := applyLimits(run, r, &spec, w)
-	if err := startNetwork(run, r, &spec, w, p.cfg.Resolver); err != nil {
+	limits, limitGaps := applyLimits(run, r, w)
+	net, err := startNetwork(run, r, token, w, p.cfg.Resolver)
+	if err != nil {
 		w.Cleanup()
 		return nil, err
 	}
+	spec := buildSpec(policy, temp, limits, net)
 	l, err := run.prepare(ctx, spec)
 	if err != nil {
 		w.Cleanup()
 		return nil, err
 	}
 	w.adopt(l)
-	spec.TempDir = w.TempDir // a runner's own (traits.ownTemp) is checked too
-	if err := launcherOutsideWritable(w.Path, spec); err != nil {
+	// A runner's own temp dir (traits.ownTemp) is checked too.
+	if err := launcherOutsideWritable(w.Path, spec.Writable, w.TempDir); err != nil {
 		w.Cleanup()
 		return nil, err
 	}
@@ -166,7 +169,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	w.rules = &pathRules{mode: r.mode, dir: r.dir, writable: spec.Writable, temp: w.TempDir,
 		readOnly: spec.ReadOnly, guarded: spec.Guarded,
 		toolConfigs: r.toolConfigs, extraRO: r.extraRO, denyRead: spec.DenyRead, userDeny: r.userDeny,
-		network: r.networkMode, withheld: r.withheldEnv}
+		network: r.network.mode, withheld: r.withheldEnv}
 	if home, ok := realHome(); ok {
 		w.rules.home = home
 	}
@@ -198,8 +201,8 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 // replace: a launcher binary inside a writable root (or the temp dir) would
 // let one command swap it, and every later wrap would then run the
 // attacker's file, unconfined, before any rule applies.
-func launcherOutsideWritable(path string, spec vocab.Spec) error {
-	for _, root := range append(append([]string(nil), spec.Writable...), spec.TempDir) {
+func launcherOutsideWritable(path string, writable []string, tempDir string) error {
+	for _, root := range append(append([]string(nil), writable...), tempDir) {
 		if root != "" && nativepath.Within(path, root) {
 			return invalidf("the launcher binary %s is inside the writable root %s: a command could replace it and run the next command unconfined; move the binary or the root", path, root)
 		}
@@ -224,25 +227,26 @@ func tempOutsideWritable(roots []string) error {
 }
 
 // makeTemp makes the wrap's private temp dir in the per-user parent, for
-// a runner that makes none of its own (traits.ownTemp), and sets
-// spec.TempDir, w.TempDir and w.cleanup.
-func makeTemp(run runner, spec *vocab.Spec, w *Wrapped) error {
-	if err := tempOutsideWritable(spec.Writable); err != nil {
-		return err
+// a runner that makes none of its own (traits.ownTemp): it sets w.TempDir
+// and w.cleanup, and returns the Spec's part.
+func makeTemp(run runner, writable []string, w *Wrapped) (tempPart, error) {
+	if err := tempOutsideWritable(writable); err != nil {
+		return tempPart{}, err
 	}
 	tmp, err := newPrivateTemp()
 	if err != nil {
-		return unavailable(run.name(), "cannot create the private temp dir", err)
+		return tempPart{}, unavailable(run.name(), "cannot create the private temp dir", err)
 	}
-	spec.TempDir, w.TempDir = tmp, tmp
+	w.TempDir = tmp
+	w.cleanup = func() error { return removeTemp(tmp) }
+	part := tempPart{dir: tmp}
 	// The per-user parent holds every other wrap's temp dir (and its
 	// bridge, and the runner verdict): the command may read only its own,
 	// where the runner can deny a directory and grant one inside it.
 	if run.traits().deniesTempParent {
-		spec.DenyRead = append(spec.DenyRead, filepath.Dir(tmp))
+		part.denyRead = []string{filepath.Dir(tmp)}
 	}
-	w.cleanup = func() error { return removeTemp(tmp) }
-	return nil
+	return part, nil
 }
 
 // dropVar returns env without the variable name.

@@ -39,18 +39,18 @@ func (l landlockRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.LandlockRun, nil, l.complete)
 }
 
-// complete adds what the launcher takes from the provider besides the
+// complete returns what the launcher takes from the provider besides the
 // policy: the seccomp program, the Landlock ABI the spec was planned for
 // (the launcher refuses a kernel that reports another), and the notice of
-// that ABI's gaps, which the launcher prints as it is.
-func (l landlockRunner) complete(spec vocab.Spec) (vocab.Spec, error) {
-	spec, err := withSeccomp(seccompfilter.Landlock)(spec)
+// that ABI's gaps, which the launcher prints as it is. It guards no names
+// (only the namespaces launcher does).
+func (l landlockRunner) complete(spec vocab.Spec) (launcherPart, error) {
+	bpf, err := seccompfilter.BPF(spec, seccompfilter.Landlock)
 	if err != nil {
-		return spec, err
+		return launcherPart{}, err
 	}
-	spec.LandlockABI = l.abi()
-	spec.Notice = vocab.NoticeText(vocab.LandlockKernelGaps(spec.LandlockABI, spec))
-	return spec, nil
+	abi := l.abi()
+	return launcherPart{seccomp: bpf, abi: abi, notice: vocab.NoticeText(vocab.LandlockKernelGaps(abi, spec))}, nil
 }
 
 // traits: the other wraps' temp dirs are out of reach; the command shares
@@ -70,11 +70,11 @@ func (l landlockRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 	if len(spec.Ports) > 0 && abi < vocab.ABINetTCP {
 		return launch{}, unavailable(l.name(), "cannot confine the network to loopback ports", vocab.ErrPortsNeedTCPRules(abi))
 	}
-	spec, err = l.complete(spec)
+	part, err := l.complete(spec)
 	if err != nil {
 		return launch{}, unavailable(l.name(), "no seccomp program", err)
 	}
-	spec.Guarded = nil // only the namespaces launcher guards absent names
+	spec = withLauncher(spec, part)
 	args, err := vocab.Encode(vocab.LandlockRun, spec)
 	if err != nil {
 		return launch{}, &Error{Code: CodeInvalidPolicy, Runner: l.name(), Reason: "cannot encode the launcher arguments", Err: err}

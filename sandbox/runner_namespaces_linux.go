@@ -48,24 +48,17 @@ func (n namespacesRunner) probe(ctx context.Context) error {
 	return probeLauncher(ctx, vocab.NsRun, func(allowed string) ([]string, error) {
 		ro := filepath.Join(allowed, "read-only")
 		return []string{ro}, os.Mkdir(ro, 0o700)
-	}, withSeccomp(seccompfilter.Namespaces))
+	}, n.complete)
 }
 
-// withSeccomp returns what adds a launcher's seccomp program to a spec:
-// the provider picks the program generated for that spec (the filter is
-// defined once, in internal/seccompfilter/gen, and compiled at go generate
-// time), and the program travels in the same argv. Neither launcher
-// compiles a filter: the namespaces launcher's stages are C, and the
-// landlock launcher would pay for it on every start.
-func withSeccomp(profile seccompfilter.Profile) func(vocab.Spec) (vocab.Spec, error) {
-	return func(spec vocab.Spec) (vocab.Spec, error) {
-		bpf, err := seccompfilter.BPF(spec, profile)
-		if err != nil {
-			return spec, err
-		}
-		spec.Seccomp = bpf
-		return spec, nil
-	}
+// complete returns what the namespaces launcher takes besides the
+// policy: the names its guard refuses, and the seccomp program for the
+// spec with them (the guard's rules are in it exactly when it runs).
+func (namespacesRunner) complete(spec vocab.Spec) (launcherPart, error) {
+	part := launcherPart{guarded: guardedNames(spec, os.Lstat)}
+	bpf, err := seccompfilter.BPF(withLauncher(spec, part), seccompfilter.Namespaces)
+	part.seccomp = bpf
+	return part, err
 }
 
 // guardedNames returns what the launcher's guard keeps the command from
@@ -103,11 +96,11 @@ func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, e
 	if err != nil {
 		return launch{}, unavailable(n.name(), "launcher unusable", err)
 	}
-	spec.Guarded = guardedNames(spec, os.Lstat)
-	spec, err = withSeccomp(seccompfilter.Namespaces)(spec)
+	part, err := n.complete(spec)
 	if err != nil {
 		return launch{}, unavailable(n.name(), "no seccomp program", err)
 	}
+	spec = withLauncher(spec, part)
 	args, err := vocab.Encode(vocab.NsRun, spec)
 	if err != nil {
 		return launch{}, &Error{Code: CodeInvalidPolicy, Runner: n.name(), Reason: "cannot encode the launcher arguments", Err: err}

@@ -51,16 +51,16 @@ func (s seatbeltRunner) prepare(_ context.Context, spec vocab.Spec) (launch, err
 		ReadOnlySubpaths: spec.ReadOnly,
 		DenyRead:         spec.DenyRead,
 		TempDir:          spec.TempDir,
-		AllowNetwork:     spec.AllowNetwork,
+		AllowNetwork:     spec.Network == vocab.NetworkAllow,
 		UnixSockets:      spec.UnixSockets,
 		LoopbackPorts:    spec.Ports,
-		TrustServices:    spec.Proxied,
+		TrustServices:    spec.Network == vocab.NetworkProxied,
 	}
 	self, err := s.exe()
 	if err != nil {
 		return launch{}, unavailable(s.name(), "launcher unusable", err)
 	}
-	if err := launcherOutsideWritable(self, spec); err != nil {
+	if err := launcherOutsideWritable(self, spec.Writable, spec.TempDir); err != nil {
 		return launch{}, err
 	}
 	out := launch{path: path}

@@ -108,7 +108,7 @@ func (r winaclRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error
 		WriteRoots:       spec.Writable,
 		ReadOnlySubpaths: spec.ReadOnly,
 		DenyRead:         spec.DenyRead,
-		AllowNetwork:     spec.AllowNetwork,
+		AllowNetwork:     spec.Network == vocab.NetworkAllow,
 	}
 	if spec.RequireFull {
 		pl, err := m.Plan(req)
@@ -156,7 +156,10 @@ func (r winaclRunner) sessionLaunch(spec vocab.Spec, dir string, s *winacl.Sessi
 	if err != nil {
 		return launch{}, invalid("winacl-run cannot start this command", err)
 	}
-	wire := vocab.Spec{Token: spec.Token, AllowNetwork: spec.AllowNetwork, RequireFull: spec.RequireFull, Argv: spec.Argv}
+	wire := vocab.Spec{Token: spec.Token, RequireFull: spec.RequireFull, Argv: spec.Argv}
+	if spec.Network == vocab.NetworkAllow {
+		wire.Network = vocab.NetworkAllow // the proxy is not winacl-run's: no ports on its wire
+	}
 	for _, root := range s.WriteRoots {
 		p, err := winacl.WirePath(root.Path)
 		if err != nil {

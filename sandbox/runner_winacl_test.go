@@ -343,7 +343,7 @@ func TestWinACLWrap(t *testing.T) {
 			r := winRunner(f)
 			tok := winToken(t)
 			spec := vocab.Spec{Token: tok, Writable: c.writable, ReadOnly: c.readOnly, DenyRead: []string{`C:\Users\me\.ssh`},
-				Dir: c.dir, AllowNetwork: c.net, Argv: c.argv}
+				Dir: c.dir, Network: netMode(c.net), Argv: c.argv}
 			w, l, err := winWrap(t, r, spec)
 			if err != nil {
 				t.Fatalf("wrap: %v", err)
@@ -365,7 +365,7 @@ func TestWinACLWrap(t *testing.T) {
 					t.Fatalf("the token is in the launcher's argv %q (it travels in %s)", w.Args, vocab.TokenEnv)
 				}
 			}
-			if !reflect.DeepEqual(got.Argv, c.argv) || got.AllowNetwork != c.net || got.RequireFull || got.Probe {
+			if !reflect.DeepEqual(got.Argv, c.argv) || got.Network != netMode(c.net) || got.RequireFull || got.Probe {
 				t.Fatalf("decoded %+v", got)
 			}
 			if len(got.ReadOnly) != 0 || len(got.DenyRead) != 0 {
@@ -498,7 +498,7 @@ func TestWinACLRequireFullRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.take()
-	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, RequireFull: true, AllowNetwork: true}
+	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, RequireFull: true, Network: vocab.NetworkAllow}
 	l, err := r.prepare(t.Context(), spec)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeUnavailable || e.Runner != "winacl" || !errors.Is(err, ErrUnavailable) ||
@@ -813,7 +813,7 @@ func TestWinACLProtectedChangeInOutcome(t *testing.T) {
 	f := newWinFake(`C:\src`, `C:\src\proj`, `C:\src\proj\.git`)
 	f.nodes[winacl.Key(config)] = &winNode{path: config, data: []byte("[core]\n")}
 	r := winRunner(f)
-	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, ReadOnly: []string{config}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: true}
+	spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, ReadOnly: []string{config}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, Network: vocab.NetworkAllow}
 	w, _, err := winWrap(t, r, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -866,7 +866,7 @@ func TestWinACLOfflineEnvironment(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		f := newWinFake(`C:\src`, `C:\src\proj`)
 		r := winRunner(f)
-		spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, AllowNetwork: allow}
+		spec := vocab.Spec{Token: winToken(t), Writable: []string{`C:\src\proj`}, Dir: `C:\src\proj`, Argv: []string{"cmd"}, Network: netMode(allow)}
 		w, l, err := winWrap(t, r, spec)
 		if err != nil {
 			t.Fatal(err)
@@ -902,4 +902,12 @@ func TestWinACLOfflineEnvironment(t *testing.T) {
 			t.Error("Cleanup left the stub")
 		}
 	}
+}
+
+// netMode is the wire's network mode for a test case's network switch.
+func netMode(allow bool) vocab.NetMode {
+	if allow {
+		return vocab.NetworkAllow
+	}
+	return vocab.NetworkDeny
 }

@@ -21,10 +21,11 @@ import (
 func TestBPFPerKey(t *testing.T) {
 	seen := map[string]Key{}
 	for _, profile := range []Profile{Landlock, Namespaces} {
-		for _, allow := range []bool{false, true} {
+		for _, net := range []vocab.NetMode{vocab.NetworkDeny, vocab.NetworkAllow} {
+			allow := net == vocab.NetworkAllow
 			for _, socks := range [][]string{nil, {"/run/a.sock"}} {
 				for _, ports := range [][]int{nil, {8080}} {
-					first, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: socks, Ports: ports, Writable: []string{"/a"}}, profile)
+					first, err := BPF(vocab.Spec{Network: net, UnixSockets: socks, Ports: ports, Writable: []string{"/a"}}, profile)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -36,11 +37,11 @@ func TestBPFPerKey(t *testing.T) {
 					if len(ports) > 0 {
 						otherPorts = []int{1, 2}
 					}
-					again, err := BPF(vocab.Spec{AllowNetwork: allow, UnixSockets: other, Ports: otherPorts, DenyRead: []string{"/b"}}, profile)
+					again, err := BPF(vocab.Spec{Network: net, UnixSockets: other, Ports: otherPorts, DenyRead: []string{"/b"}}, profile)
 					if err != nil {
 						t.Fatal(err)
 					}
-					k := key.Of(vocab.Spec{AllowNetwork: allow, UnixSockets: socks, Ports: ports}, profile)
+					k := key.Of(vocab.Spec{Network: net, UnixSockets: socks, Ports: ports}, profile)
 					if !slices.Contains(key.All(), k) {
 						t.Fatalf("key.Of gives %+v, not among key.All", k)
 					}

@@ -125,13 +125,13 @@ func LandlockKernelGaps(abi int, s Spec) []Gap {
 	if abi < ABIIoctlDev {
 		gaps = append(gaps, Gap{AreaFS, fmt.Sprintf("Landlock ABI %d cannot confine ioctl on devices (needs ABI %d)", abi, ABIIoctlDev)})
 	}
-	if !s.AllowNetwork && abi < ABINetTCP {
+	if s.Network != NetworkAllow && abi < ABINetTCP {
 		gaps = append(gaps, Gap{AreaNet, fmt.Sprintf("Landlock ABI %d has no TCP rules (needs ABI %d): network deny rests on seccomp alone", abi, ABINetTCP)})
 	}
 	gaps = append(gaps, UnixSocketGaps(abi, s)...)
 	if abi < ABIScopes {
 		gaps = append(gaps, Gap{AreaIPC, fmt.Sprintf("Landlock ABI %d cannot scope signals (needs ABI %d): the command can signal processes of the same user, its supervisor included, and a command that kills the supervisor leaves what it started running", abi, ABIScopes)})
-		if !s.AllowNetwork {
+		if s.Network != NetworkAllow {
 			gaps = append(gaps, Gap{AreaNet, fmt.Sprintf("Landlock ABI %d cannot scope abstract UNIX sockets (needs ABI %d): host services listening on them stay reachable", abi, ABIScopes)})
 		}
 	}
@@ -187,7 +187,7 @@ func LandlockPortGap(s Spec) []Gap {
 		ports[i] = fmt.Sprint(p)
 	}
 	what := "allowed local port"
-	if s.Proxied {
+	if s.Network == NetworkProxied {
 		what = "the domain proxy's port first, then the allowed local ports"
 	}
 	return []Gap{{AreaNet, fmt.Sprintf("TCP connects to port %s (%s) are allowed to every address, not only loopback: a Landlock port rule cannot tell addresses apart (needs the namespaces runner); the proxy's port is picked at random for each wrap, and no other socket, UDP or DNS is allowed", strings.Join(ports, ", "), what)}}
@@ -201,7 +201,7 @@ func LandlockPortGap(s Spec) []Gap {
 // kernel, and under network allow every socket is open anyway (see
 // AllowNetworkGaps).
 func UnixSocketGaps(abi int, s Spec) []Gap {
-	if s.AllowNetwork || len(s.UnixSockets) == 0 || abi >= ABIResolveUnix {
+	if s.Network == NetworkAllow || len(s.UnixSockets) == 0 || abi >= ABIResolveUnix {
 		return nil
 	}
 	return []Gap{{AreaIPC, fmt.Sprintf("allowed UNIX sockets cannot be confined by path on Landlock ABI %d (needs ABI %d): every pathname UNIX socket the user can write to is reachable, not only %s", abi, ABIResolveUnix, strings.Join(s.UnixSockets, ", "))}}
@@ -211,7 +211,7 @@ func UnixSocketGaps(abi int, s Spec) []Gap {
 // UNIX socket reaches the host's daemons, some of which act outside the
 // sandbox on the command's behalf.
 func AllowNetworkGaps(s Spec) []Gap {
-	if !s.AllowNetwork {
+	if s.Network != NetworkAllow {
 		return nil
 	}
 	return []Gap{{AreaIPC, "network allow also opens UNIX sockets to host daemons (D-Bus and systemd --user start processes outside the sandbox, ssh-agent signs with the user's keys, Docker's socket is root)"}}

@@ -60,6 +60,13 @@
 // Every path must be absolute and clean. Decode rejects anything else:
 // unknown options, missing values, a missing "--", an empty command outside
 // probe mode, a wrong version.
+//
+// The options are one table, [Options] in spec.go beside [Spec] (name,
+// value kind, bound, repeatable or not, path or not, its C field): Encode
+// writes, Decode reads and checks from it, and [CHeader] generates from it
+// the C decoder's table and its struct spec (launcher/contract_linux.h),
+// so a new option is one field and one row there, and where each launcher
+// applies it.
 package vocab
 
 import (
@@ -68,7 +75,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 )
 
@@ -131,84 +137,48 @@ const (
 	NetProxied = "proxied"
 )
 
+// NetMode is a Spec's network mode, the one value both launchers decode
+// -net into.
+type NetMode int
+
+// The network modes; the C decoder's SBX_NET_MODE_ constants are the same
+// numbers (CHeader generates them).
+const (
+	// NetworkDeny: no network but the allowed loopback ports.
+	NetworkDeny NetMode = iota
+	// NetworkAllow lifts the network confinement.
+	NetworkAllow
+	// NetworkProxied: the network is the domain proxy only.
+	NetworkProxied
+)
+
+// netModes are the wire words of the network modes, by NetMode.
+var netModes = [...]string{NetworkDeny: NetDeny, NetworkAllow: NetAllow, NetworkProxied: NetProxied}
+
+// String returns the mode's word on the wire.
+func (m NetMode) String() string {
+	if m < 0 || int(m) >= len(netModes) {
+		return fmt.Sprintf("NetMode(%d)", int(m))
+	}
+	return netModes[m]
+}
+
+// ParseNetMode returns the mode whose wire word is w.
+func ParseNetMode(w string) (NetMode, bool) {
+	for m, word := range netModes {
+		if word == w {
+			return NetMode(m), true
+		}
+	}
+	return NetworkDeny, false
+}
+
 // TokenLen is the length of a token in hex characters (128 bits).
 const TokenLen = 32
 
 // MaxArgs bounds the number of launcher arguments Decode accepts, so a
 // hostile or corrupted argv cannot make the launcher do unbounded work.
 const MaxArgs = 1 << 16
-
-// Spec is everything a launcher needs to confine one command.
-type Spec struct {
-	// Token is the per-wrap secret carried by fatal lines. It travels in
-	// TokenEnv, not in the arguments: Encode requires it, Decode leaves it
-	// empty.
-	Token string
-	// Writable are the writable roots, workspace first. Empty in read-only mode.
-	Writable []string
-	// TempDir is the private temp dir of this wrap; writable in every mode.
-	TempDir string
-	// ReadOnly are paths kept read-only even though a writable root contains them.
-	ReadOnly []string
-	// Guarded are protected names that did not exist at Wrap (a main
-	// repository's .git/commondir, a tool config the workspace lacks):
-	// the namespaces launcher cannot bind what is not there, so its guard
-	// refuses creating them instead. Set for the namespaces runner only.
-	Guarded []string
-	// DenyRead are paths the command may not read.
-	DenyRead []string
-	// UnixSockets are the pathname UNIX sockets the command may connect
-	// to (and send datagrams to) under network deny; every other UNIX
-	// socket of the host stays out of reach.
-	UnixSockets []string
-	// Dir is the command's working directory.
-	Dir string
-	// AllowNetwork lifts the network confinement.
-	AllowNetwork bool
-	// Proxied: the network is the domain proxy only, at Ports[0] on
-	// loopback. It excludes AllowNetwork.
-	Proxied bool
-	// Ports are the TCP ports on loopback the command may connect to
-	// (network deny or proxied): the proxy's first when Proxied, then the
-	// allowed local ports. Each is 1 to 65535.
-	Ports []int
-	// Bridge is the provider's UNIX socket where the namespaces launcher
-	// hands over the listeners it makes for Ports on the sandbox's own
-	// loopback; set only with Ports.
-	Bridge string
-	// RequireFull turns partial enforcement into a launcher failure.
-	RequireFull bool
-	// Probe asks the launcher to confine itself and prove the confinement
-	// instead of running a command.
-	Probe bool
-	// Seccomp is the compiled seccomp program, in hex, that the launcher
-	// loads (package seccompfilter compiles it in the provider).
-	Seccomp string
-	// LandlockABI is the Landlock ABI the provider planned the landlock
-	// launcher for (hostinfo.LandlockABI); 0 when not set. The landlock
-	// launcher requires it and refuses a kernel that reports another.
-	LandlockABI int
-	// Notice is what the landlock launcher announces after NoticePrefix:
-	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
-	// there is nothing to announce.
-	Notice string
-	// Cgroups are cgroup directories the launcher moves itself into at
-	// its start (one per hierarchy), so that every process of the sandbox
-	// is counted by the limits the provider set there.
-	Cgroups []string
-	// MaxProcesses, when positive, is the command's RLIMIT_NPROC, soft and
-	// hard, set before exec.
-	MaxProcesses int
-	// MaxAddressSpace, when positive, is the command's RLIMIT_AS in
-	// bytes, soft and hard, set before exec.
-	MaxAddressSpace int64
-	// TempSize, when positive, makes the private temp dir a new tmpfs of
-	// that many bytes instead of a bind of TempDir (the namespaces
-	// launcher; landlock-run refuses it).
-	TempSize int64
-	// Argv is the command and its arguments; empty only in probe mode.
-	Argv []string
-}
 
 // NewToken returns a fresh random token.
 func NewToken() (string, error) {
@@ -241,67 +211,15 @@ func Encode(name string, s Spec) ([]string, error) {
 		return nil, err
 	}
 	args := []string{name, Version}
-	for _, p := range s.Writable {
-		args = append(args, "-w", p)
-	}
-	if s.TempDir != "" {
-		args = append(args, "-t", s.TempDir)
-	}
-	for _, p := range s.ReadOnly {
-		args = append(args, "-r", p)
-	}
-	for _, p := range s.Guarded {
-		args = append(args, "-g", p)
-	}
-	for _, p := range s.DenyRead {
-		args = append(args, "-d", p)
-	}
-	for _, p := range s.UnixSockets {
-		args = append(args, "-u", p)
-	}
-	if s.Dir != "" {
-		args = append(args, "-C", s.Dir)
-	}
-	net := NetDeny
-	switch {
-	case s.AllowNetwork:
-		net = NetAllow
-	case s.Proxied:
-		net = NetProxied
-	}
-	args = append(args, "-net", net)
-	for _, port := range s.Ports {
-		args = append(args, "-port", strconv.Itoa(port))
-	}
-	if s.Bridge != "" {
-		args = append(args, "-bridge", s.Bridge)
-	}
-	for _, p := range s.Cgroups {
-		args = append(args, "-cgroup", p)
-	}
-	if s.MaxProcesses > 0 {
-		args = append(args, "-nproc", strconv.Itoa(s.MaxProcesses))
-	}
-	if s.MaxAddressSpace > 0 {
-		args = append(args, "-as", strconv.FormatInt(s.MaxAddressSpace, 10))
-	}
-	if s.TempSize > 0 {
-		args = append(args, "-tmpsize", strconv.FormatInt(s.TempSize, 10))
-	}
-	if s.RequireFull {
-		args = append(args, "-full")
-	}
-	if s.Probe {
-		args = append(args, "-probe")
-	}
-	if s.Seccomp != "" {
-		args = append(args, "-seccomp", s.Seccomp)
-	}
-	if s.LandlockABI > 0 {
-		args = append(args, "-abi", strconv.Itoa(s.LandlockABI))
-	}
-	if s.Notice != "" {
-		args = append(args, "-notice", s.Notice)
+	for i := range Options {
+		o := &Options[i]
+		for _, v := range o.get(&s) {
+			if o.Value == Flag {
+				args = append(args, o.Name)
+			} else {
+				args = append(args, o.Name, v)
+			}
+		}
 	}
 	args = append(args, "--")
 	args = append(args, s.Argv...)
@@ -327,125 +245,46 @@ func Decode(args []string) (Spec, error) {
 		return s, fmt.Errorf("%w: contract version %q, this launcher speaks %q", ErrMalformed, clip(args[0]), Version)
 	}
 	i := 1
-	sawNet, sawDashes := false, false
+	sawDashes := false
+	var seen [numOptions]bool
 	for i < len(args) {
-		opt := args[i]
+		name := args[i]
 		i++
-		if opt == "--" {
+		if name == "--" {
 			sawDashes = true
 			break
 		}
+		id, ok := lookupOption(name)
+		if !ok {
+			return s, fmt.Errorf("%w: unknown option %q", ErrMalformed, clip(name))
+		}
+		o := &Options[id]
+		if seen[id] && !o.Repeatable {
+			return s, fmt.Errorf("%w: %s given twice", ErrMalformed, o.Name)
+		}
+		seen[id] = true
 		var val string
-		switch opt {
-		case "-w", "-t", "-r", "-g", "-d", "-u", "-C", "-net", "-seccomp", "-port", "-bridge", "-abi", "-notice",
-			"-cgroup", "-nproc", "-as", "-tmpsize":
+		var n int64
+		if o.Value != Flag {
 			if i >= len(args) {
-				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, opt)
+				return s, fmt.Errorf("%w: option %s needs a value", ErrMalformed, o.Name)
 			}
 			val = args[i]
 			i++
+			var err error
+			if n, err = o.check(val); err != nil {
+				return s, err
+			}
 		}
-		switch opt {
-		case "-w":
-			s.Writable = append(s.Writable, val)
-		case "-t":
-			if err := setOnce(&s.TempDir, opt, val); err != nil {
-				return s, err
-			}
-		case "-r":
-			s.ReadOnly = append(s.ReadOnly, val)
-		case "-g":
-			s.Guarded = append(s.Guarded, val)
-		case "-d":
-			s.DenyRead = append(s.DenyRead, val)
-		case "-u":
-			s.UnixSockets = append(s.UnixSockets, val)
-		case "-C":
-			if err := setOnce(&s.Dir, opt, val); err != nil {
-				return s, err
-			}
-		case "-seccomp":
-			if s.Seccomp != "" {
-				return s, fmt.Errorf("%w: -seccomp given twice", ErrMalformed)
-			}
-			if !validProgram(val) {
-				return s, fmt.Errorf("%w: -seccomp: not a program in hex", ErrMalformed)
-			}
-			s.Seccomp = val
-		case "-net":
-			if sawNet {
-				return s, fmt.Errorf("%w: -net given twice", ErrMalformed)
-			}
-			sawNet = true
-			switch val {
-			case NetDeny:
-			case NetAllow:
-				s.AllowNetwork = true
-			case NetProxied:
-				s.Proxied = true
-			default:
-				return s, fmt.Errorf("%w: -net %q: want %s, %s or %s", ErrMalformed, clip(val), NetDeny, NetAllow, NetProxied)
-			}
-		case "-port":
-			port, ok := parsePort(val)
-			if !ok {
-				return s, fmt.Errorf("%w: -port %q: want a port, 1 to 65535, in decimal without leading zeros", ErrMalformed, clip(val))
-			}
-			s.Ports = append(s.Ports, port)
-		case "-bridge":
-			if err := setOnce(&s.Bridge, opt, val); err != nil {
-				return s, err
-			}
-		case "-abi":
-			if s.LandlockABI != 0 {
-				return s, fmt.Errorf("%w: -abi given twice", ErrMalformed)
-			}
-			abi, ok := parseABI(val)
-			if !ok {
-				return s, fmt.Errorf("%w: -abi %q: want a Landlock ABI, 1 to %d, in decimal without leading zeros", ErrMalformed, clip(val), MaxABI)
-			}
-			s.LandlockABI = abi
-		case "-notice":
-			if err := setOnce(&s.Notice, opt, val); err != nil {
-				return s, err
-			}
-		case "-cgroup":
-			s.Cgroups = append(s.Cgroups, val)
-		case "-nproc":
-			if s.MaxProcesses != 0 {
-				return s, fmt.Errorf("%w: -nproc given twice", ErrMalformed)
-			}
-			n, ok := parseDecimal(val, MaxProcesses)
-			if !ok {
-				return s, fmt.Errorf("%w: -nproc %q: want 1 to %d, in decimal without leading zeros", ErrMalformed, clip(val), MaxProcesses)
-			}
-			s.MaxProcesses = n
-		case "-as", "-tmpsize":
-			dst := &s.MaxAddressSpace
-			if opt == "-tmpsize" {
-				dst = &s.TempSize
-			}
-			if *dst != 0 {
-				return s, fmt.Errorf("%w: %s given twice", ErrMalformed, opt)
-			}
-			n, ok := parseBytes(val)
-			if !ok {
-				return s, fmt.Errorf("%w: %s %q: want a byte count, 1 to %d, in decimal without leading zeros", ErrMalformed, opt, clip(val), MaxBytes)
-			}
-			*dst = n
-		case "-full":
-			s.RequireFull = true
-		case "-probe":
-			s.Probe = true
-		default:
-			return s, fmt.Errorf("%w: unknown option %q", ErrMalformed, clip(opt))
-		}
+		o.set(&s, val, n)
 	}
 	if !sawDashes {
 		return s, fmt.Errorf("%w: missing --", ErrMalformed)
 	}
-	if !sawNet {
-		return s, fmt.Errorf("%w: missing -net", ErrMalformed)
+	for id := range Options {
+		if Options[id].Required && !seen[id] {
+			return s, fmt.Errorf("%w: missing %s", ErrMalformed, Options[id].Name)
+		}
 	}
 	s.Argv = append([]string(nil), args[i:]...)
 	if err := s.validate(); err != nil {
@@ -454,103 +293,34 @@ func Decode(args []string) (Spec, error) {
 	return s, nil
 }
 
-// setOnce sets *dst to val for an option that may be given once, and
-// never empty.
-func setOnce(dst *string, opt, val string) error {
-	if *dst != "" {
-		return fmt.Errorf("%w: %s given twice", ErrMalformed, opt)
-	}
-	if val == "" {
-		return fmt.Errorf("%w: %s: empty", ErrMalformed, opt)
-	}
-	*dst = val
-	return nil
-}
-
-// validate checks everything the arguments carry.
+// validate checks everything the arguments carry: each value against its
+// option's row in Options, then what holds between options.
 func (s Spec) validate() error {
-	check := func(what, p string) error {
-		if err := CheckPath(p); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+	for i := range Options {
+		o := &Options[i]
+		if o.Value == Flag {
+			continue
 		}
-		return nil
-	}
-	for _, p := range s.Writable {
-		if err := check("writable root", p); err != nil {
-			return err
-		}
-	}
-	for _, p := range s.ReadOnly {
-		if err := check("read-only subpath", p); err != nil {
-			return err
+		for _, v := range o.get(&s) {
+			if _, err := o.check(v); err != nil {
+				return err
+			}
 		}
 	}
-	for _, p := range s.Guarded {
-		if err := check("guarded name", p); err != nil {
-			return err
-		}
+	if s.MaxProcesses < 0 || s.MaxAddressSpace < 0 || s.TempSize < 0 || s.LandlockABI < 0 {
+		return fmt.Errorf("%w: negative limit", ErrMalformed)
 	}
-	for _, p := range s.DenyRead {
-		if err := check("deny-read path", p); err != nil {
-			return err
-		}
+	if s.Network < NetworkDeny || s.Network > NetworkProxied {
+		return fmt.Errorf("%w: unknown network mode %d", ErrMalformed, int(s.Network))
 	}
-	for _, p := range s.UnixSockets {
-		if err := check("UNIX socket", p); err != nil {
-			return err
-		}
-	}
-	if s.TempDir != "" {
-		if err := check("temp dir", s.TempDir); err != nil {
-			return err
-		}
-	}
-	for _, p := range s.Cgroups {
-		if err := check("cgroup", p); err != nil {
-			return err
-		}
-	}
-	if s.MaxProcesses < 0 || s.MaxProcesses > MaxProcesses {
-		return fmt.Errorf("%w: process limit %d out of range", ErrMalformed, s.MaxProcesses)
-	}
-	if s.MaxAddressSpace < 0 || s.MaxAddressSpace > MaxBytes || s.TempSize < 0 || s.TempSize > MaxBytes {
-		return fmt.Errorf("%w: byte limit out of range", ErrMalformed)
-	}
-	if s.Dir != "" {
-		if err := check("working directory", s.Dir); err != nil {
-			return err
-		}
-	}
-	if s.Bridge != "" {
-		if err := check("bridge", s.Bridge); err != nil {
-			return err
-		}
-	}
-	if s.AllowNetwork && s.Proxied {
-		return fmt.Errorf("%w: network allow and proxied at once", ErrMalformed)
-	}
-	if s.AllowNetwork && len(s.Ports) > 0 {
+	if s.Network == NetworkAllow && len(s.Ports) > 0 {
 		return fmt.Errorf("%w: -port under network allow", ErrMalformed)
 	}
-	if s.Proxied && len(s.Ports) == 0 {
+	if s.Network == NetworkProxied && len(s.Ports) == 0 {
 		return fmt.Errorf("%w: proxied network without the proxy's -port", ErrMalformed)
 	}
 	if s.Bridge != "" && len(s.Ports) == 0 {
 		return fmt.Errorf("%w: -bridge without -port", ErrMalformed)
-	}
-	for _, port := range s.Ports {
-		if port < 1 || port > 65535 {
-			return fmt.Errorf("%w: port %d out of range", ErrMalformed, port)
-		}
-	}
-	if s.LandlockABI < 0 || s.LandlockABI > MaxABI {
-		return fmt.Errorf("%w: Landlock ABI %d out of range", ErrMalformed, s.LandlockABI)
-	}
-	if !plainLine(s.Notice) {
-		return fmt.Errorf("%w: -notice holds a control character", ErrMalformed)
-	}
-	if s.Seccomp != "" && !validProgram(s.Seccomp) {
-		return fmt.Errorf("%w: seccomp program is not hex instructions", ErrMalformed)
 	}
 	if s.Probe && len(s.Argv) != 0 {
 		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)
@@ -566,26 +336,6 @@ func (s Spec) validate() error {
 	return nil
 }
 
-// parsePort parses a port in the one form Encode writes (and the C
-// decoder accepts): decimal, no sign, no leading zero, 1 to 65535.
-func parsePort(v string) (int, bool) { return parseDecimal(v, 65535) }
-
-// parseDecimal parses the one form Encode writes numbers in (and the C
-// decoder accepts): decimal, no sign, no leading zero, 1 to max.
-func parseDecimal(v string, max int) (int, bool) {
-	if v == "" || len(v) > len(strconv.Itoa(max)) || v[0] == '0' {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n <= max
-}
-
 // MaxProcesses bounds -nproc: the kernel's own bound on pids
 // (PID_MAX_LIMIT).
 const MaxProcesses = 1 << 22
@@ -594,28 +344,9 @@ const MaxProcesses = 1 << 22
 // read every value without overflow.
 const MaxBytes int64 = 1 << 60
 
-// parseBytes parses -as and -tmpsize: decimal, no sign, no leading zero,
-// 1 to MaxBytes.
-func parseBytes(v string) (int64, bool) {
-	if v == "" || len(v) > len(strconv.FormatInt(MaxBytes, 10)) || v[0] == '0' {
-		return 0, false
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, n <= MaxBytes
-}
-
 // MaxABI bounds the Landlock ABI -abi may carry: a kernel's answer, kept
 // small so the launchers' decoders agree on every value.
 const MaxABI = 99
-
-// parseABI parses -abi: decimal, no sign, no leading zero, 1 to MaxABI.
-func parseABI(v string) (int, bool) { return parseDecimal(v, MaxABI) }
 
 // plainLine reports whether s holds no ASCII control character (the C
 // decoder's same test; the provider's text has been through OneLine).

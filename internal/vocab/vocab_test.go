@@ -16,13 +16,13 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	cases := []Spec{
 		{Token: tok, Argv: []string{"true"}},
 		{Token: tok, Writable: []string{"/ws", "/other"}, TempDir: "/tmp/x", ReadOnly: []string{"/ws/.git/hooks"},
-			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", AllowNetwork: true, RequireFull: true,
+			DenyRead: []string{"/home/u/.ssh"}, Dir: "/ws", Network: NetworkAllow, RequireFull: true,
 			Argv: []string{"sh", "-c", "echo -w -- -net"}},
 		{Token: tok, Writable: []string{"/a b/new\nline"}, Probe: true},
 		{Token: tok, Argv: []string{"--", "-probe", ""}},
 		{Token: tok, Seccomp: "0600000000ff7f00" + "0600000000000000", Argv: []string{"x"}},
 		{Token: tok, UnixSockets: []string{"/run/user/1000/ssh-agent.sock", "/tmp/-u"}, Argv: []string{"-u", "/x"}},
-		{Token: tok, Proxied: true, Ports: []int{41234, 5432}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"curl"}},
+		{Token: tok, Network: NetworkProxied, Ports: []int{41234, 5432}, Bridge: "/tmp/sandbox-local-0/w.sock", Argv: []string{"curl"}},
 		{Token: tok, Ports: []int{5432}, Argv: []string{"psql"}},
 		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 ... -- -w; ünïcode", Argv: []string{"true"}},
 		{Token: tok, LandlockABI: 99, Argv: []string{"true"}},
@@ -178,9 +178,9 @@ func TestLines(t *testing.T) {
 
 func TestLandlockKernelGapsByABI(t *testing.T) {
 	deny := Spec{}
-	allow := Spec{AllowNetwork: true}
+	allow := Spec{Network: NetworkAllow}
 	socks := Spec{UnixSockets: []string{"/run/agent.sock"}}
-	socksAllow := Spec{AllowNetwork: true, UnixSockets: []string{"/run/agent.sock"}}
+	socksAllow := Spec{Network: NetworkAllow, UnixSockets: []string{"/run/agent.sock"}}
 	cases := []struct {
 		abi  int
 		s    Spec
@@ -206,7 +206,7 @@ func TestLandlockKernelGapsByABI(t *testing.T) {
 			got = append(got, string(g.Area))
 		}
 		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("abi %d allow=%v: areas %v, want %v", c.abi, c.s.AllowNetwork, got, c.want)
+			t.Errorf("abi %d allow=%v: areas %v, want %v", c.abi, c.s.Network, got, c.want)
 		}
 	}
 }
@@ -359,3 +359,58 @@ type fakeFile struct{ fs.FileInfo }
 
 func (fakeFile) Mode() fs.FileMode { return 0o644 }
 func (fakeFile) IsDir() bool       { return false }
+
+// TestOptionTable: the table both decoders are driven by is well formed:
+// one row per OptionID, unique names, C keys and C fields, a bound and a C
+// type on every Number, paths only for Text, a name for every value's
+// errors.
+func TestOptionTable(t *testing.T) {
+	names, keys, fields := map[string]bool{}, map[string]bool{}, map[string]bool{"cmd": true, "ncmd": true}
+	for id, o := range Options {
+		if o.Name == "" || o.Key == "" || o.CField == "" || o.get == nil || o.set == nil {
+			t.Fatalf("option %d: row incomplete: %+v", id, o)
+		}
+		if names[o.Name] || keys[o.Key] || fields[o.CField] || o.Repeatable && fields["n"+o.CField] {
+			t.Errorf("option %d: %s (SBX_OPT_%s, %s) named twice", id, o.Name, o.Key, o.CField)
+		}
+		names[o.Name], keys[o.Key], fields[o.CField] = true, true, true
+		if o.Repeatable {
+			fields["n"+o.CField] = true
+		}
+		if (o.Value == Number) != (o.CType == "int" || o.CType == "long long") {
+			t.Errorf("%s: value kind %d with C type %q", o.Name, o.Value, o.CType)
+		}
+		if got, ok := lookupOption(o.Name); !ok || got != OptionID(id) {
+			t.Errorf("lookupOption(%s) = %d, %v; want %d", o.Name, got, ok, id)
+		}
+		if (o.Value == Number) != (o.Max > 0) {
+			t.Errorf("%s: value kind %d with bound %d", o.Name, o.Value, o.Max)
+		}
+		if o.Path && o.Value != Text {
+			t.Errorf("%s: a path that is not Text", o.Name)
+		}
+		if o.Value != Flag && o.What == "" {
+			t.Errorf("%s: no name for its value", o.Name)
+		}
+	}
+}
+
+func TestNetModeWords(t *testing.T) {
+	for _, c := range []struct {
+		m    NetMode
+		word string
+	}{{NetworkDeny, NetDeny}, {NetworkAllow, NetAllow}, {NetworkProxied, NetProxied}} {
+		if c.m.String() != c.word {
+			t.Errorf("%d.String() = %q, want %q", c.m, c.m.String(), c.word)
+		}
+		if m, ok := ParseNetMode(c.word); !ok || m != c.m {
+			t.Errorf("ParseNetMode(%q) = %d, %v; want %d", c.word, m, ok, c.m)
+		}
+	}
+	if _, ok := ParseNetMode("Deny"); ok {
+		t.Error("ParseNetMode accepted Deny")
+	}
+	if _, err := Encode(LandlockRun, Spec{Token: tok, Network: NetMode(7), Argv: []string{"x"}}); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Encode of network mode 7: %v, want ErrMalformed", err)
+	}
+}

@@ -41,8 +41,8 @@ type Key struct {
 
 // Of is the Key of the program for s under profile.
 func Of(s vocab.Spec, profile Profile) Key {
-	return Key{Profile: profile, AllowNetwork: s.AllowNetwork, UnixSockets: len(s.UnixSockets) > 0,
-		TCPPorts: profile == Landlock && !s.AllowNetwork && len(s.Ports) > 0,
+	return Key{Profile: profile, AllowNetwork: s.Network == vocab.NetworkAllow, UnixSockets: len(s.UnixSockets) > 0,
+		TCPPorts: profile == Landlock && s.Network != vocab.NetworkAllow && len(s.Ports) > 0,
 		Guard:    profile == Namespaces && Guards(s)}
 }
 
