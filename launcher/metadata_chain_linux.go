@@ -44,7 +44,10 @@ const (
 	notifRecv    = 0xc0502100 // SECCOMP_IOCTL_NOTIF_RECV
 	notifSend    = 0xc0182101 // SECCOMP_IOCTL_NOTIF_SEND
 	notifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
-	sysFchmodat2 = 452
+	// SECCOMP_IOCTL_NOTIF_SET_FLAGS and its SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP.
+	notifSetFlags     = 0x40082104
+	notifFdSyncWakeUp = 1
+	sysFchmodat2      = 452
 )
 
 // seccompNotif is struct seccomp_notif; the buffer it is read into is
@@ -110,6 +113,11 @@ func serveMetadata(sock int, roots []string) {
 		return
 	}
 	defer unix.Close(listener)
+	// Linux 6.6: the command, blocked in its call, wakes the supervisor on
+	// its own CPU, and the answer wakes it back there, instead of waking an
+	// idle CPU each way: on a quiet machine that is half a call's cost.
+	// Where the kernel lacks it, the calls are answered all the same.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), notifSetFlags, notifFdSyncWakeUp)
 	m := &metaServer{listener: listener, roots: roots, keptPidfd: -1}
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	for {
