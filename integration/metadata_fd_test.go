@@ -24,7 +24,8 @@ var ownDescriptorForms = []string{"self", "thread-self", "devfd", "pid", "tid"}
 // outside; a descriptor on a symlink out of the workspace is the symlink
 // itself (EOPNOTSUPP, as unconfined), never its target; AT_EMPTY_PATH on a
 // descriptor works inside and is refused outside; fchmod of an O_PATH
-// descriptor is EBADF, as the kernel answers. A symlink the command
+// descriptor is EBADF, as the kernel answers; an fchmod from a thread
+// other than the leader is confined the same. A symlink the command
 // makes to /proc/self/fd/N is refused under landlock (the supervisor cannot
 // read /proc/self as the command does) and works under namespaces.
 func TestMetadataThroughOwnDescriptors(t *testing.T) {
@@ -52,6 +53,11 @@ func TestMetadataThroughOwnDescriptors(t *testing.T) {
 		wantOK(t, "control: "+op+" by AT_EMPTY_PATH", hostTool(t, "emptypath", op, "640", ctl))
 	}
 	wantDenied(t, "control: fchmod of an O_PATH descriptor", hostTool(t, "opath-fchmod", "640", ctl), "EBADF")
+	os.Chmod(ctl, 0o600)
+	wantOK(t, "control: fchmod from a thread other than the leader", hostTool(t, "thread-fchmod", "640", ctl))
+	if m := hostToolRaw(t, "mode", ctl); m != "640" {
+		t.Fatalf("control: fchmod from a thread other than the leader: mode %s", m)
+	}
 	forEachRunner(t, func(t *testing.T, s *sbx) {
 		refused := "EACCES"
 		if s.runner == "namespaces" {
@@ -127,6 +133,14 @@ func TestMetadataThroughOwnDescriptors(t *testing.T) {
 		reset()
 		wantDenied(t, "fchmod of an O_PATH descriptor", s.tool(s.policy(), "opath-fchmod", "640", inside), "EBADF")
 		wantMode("fchmod of an O_PATH descriptor", inside, 0o600)
+		// From a thread other than the leader: the supervisor takes the
+		// descriptor from that thread (a pidfd of the thread), and
+		// confines it the same.
+		reset()
+		wantOK(t, "fchmod from a thread other than the leader, inside", s.tool(s.policy(), "thread-fchmod", "640", inside))
+		wantMode("fchmod from a thread other than the leader", inside, 0o640)
+		wantDenied(t, "fchmod from a thread other than the leader, outside", s.tool(s.policy(), "thread-fchmod", "640", outside), refused)
+		unchanged("fchmod from a thread other than the leader")
 		// A symlink to /proc/self/fd/N.
 		reset()
 		got := s.tool(s.policy(), "magic-link", "640", inside, filepath.Join(s.ws, "magic"))

@@ -5,6 +5,7 @@ package integration
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -171,6 +172,13 @@ func metadataVerb(args []string) (out string, ok bool) {
 		}
 		defer unix.Close(fd)
 		return raw(unix.SYS_FCHMOD, uintptr(fd), mode()), true
+	case "thread-fchmod": // thread-fchmod MODE PATH: fchmod of a descriptor on PATH, from a thread other than the leader
+		fd, err := unix.Open(arg(2), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		return offLeader(func() string { return raw(unix.SYS_FCHMOD, uintptr(fd), mode()) }), true
 	case "magic-link": // magic-link MODE TARGET LINK: chmod LINK, a symlink made to /proc/self/fd/N, N a descriptor on TARGET
 		fd, err := unix.Open(arg(2), unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -229,4 +237,27 @@ func ownDescriptorVerb(args []string) string {
 		return result(unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{{}, {}}, 0))
 	}
 	return "error: unknown op " + args[0]
+}
+
+// offLeader runs f on a thread other than the process's first (its tid
+// not its pid), and returns what f returns: each try holds its thread, so
+// the next one cannot land on the leader.
+func offLeader(f func() string) string {
+	release := make(chan struct{})
+	defer close(release)
+	for {
+		got := make(chan string)
+		go func() {
+			runtime.LockOSThread() // kept: the thread dies with the goroutine, never the leader's
+			if unix.Gettid() == unix.Getpid() {
+				got <- ""
+				<-release // holds the leader, so the next try runs elsewhere
+				return
+			}
+			got <- f()
+		}()
+		if out := <-got; out != "" {
+			return out
+		}
+	}
 }

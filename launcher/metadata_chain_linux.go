@@ -7,12 +7,13 @@ package launcher
 // same, and so are the tests (integration's TestMetadataConfinedToTheWritableRoots):
 //
 //   - it opens the object the call names the way the kernel would for the
-//     command (its working directory or directory descriptor through
-//     /proc/PID, the path read from the command's memory into the
+//     command (its working directory through /proc/PID/cwd, its
+//     descriptors taken with pidfd_getfd, or through /proc/PID/fd where
+//     that is refused, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
 //     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
-//     command's descriptor N, every other /proc magic link refused), as an
-//     O_PATH descriptor of its own;
+//     command's descriptor N, every other /proc magic link refused), as a
+//     descriptor of its own (O_PATH, or the command's open file itself);
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object not beneath a writable root or the temp dir
@@ -43,7 +44,10 @@ const (
 	notifRecv    = 0xc0502100 // SECCOMP_IOCTL_NOTIF_RECV
 	notifSend    = 0xc0182101 // SECCOMP_IOCTL_NOTIF_SEND
 	notifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
-	sysFchmodat2 = 452
+	// SECCOMP_IOCTL_NOTIF_SET_FLAGS and its SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP.
+	notifSetFlags     = 0x40082104
+	notifFdSyncWakeUp = 1
+	sysFchmodat2      = 452
 )
 
 // seccompNotif is struct seccomp_notif; the buffer it is read into is
@@ -80,7 +84,7 @@ const (
 // metaCall is one metadata call, decoded.
 type metaCall struct {
 	op       metaOp
-	fd       int // the object, opened here (O_PATH)
+	fd       int // the object: opened here (O_PATH), or the command's descriptor taken
 	mode     uint32
 	uid, gid int
 	times    *[2]unix.Timespec
@@ -88,7 +92,9 @@ type metaCall struct {
 	value    uint64
 	size     uint64
 	xflags   int
-	ioctlArg []byte // FS_IOC_SETFLAGS' int, FS_IOC_FSSETXATTR's struct fsxattr
+	valueBuf []byte     // setxattr's value, read in decode
+	valueErr unix.Errno // and the fault reading it, answered in perform
+	ioctlArg []byte     // FS_IOC_SETFLAGS' int, FS_IOC_FSSETXATTR's struct fsxattr
 }
 
 // serveMetadata takes the seccomp listener the launcher sends on sock and
@@ -107,7 +113,12 @@ func serveMetadata(sock int, roots []string, refusals *refusalLog) {
 		return
 	}
 	defer unix.Close(listener)
-	m := &metaServer{listener: listener, roots: roots, refusals: refusals}
+	// Linux 6.6: the command, blocked in its call, wakes the supervisor on
+	// its own CPU, and the answer wakes it back there, instead of waking an
+	// idle CPU each way: on a quiet machine that is half a call's cost.
+	// Where the kernel lacks it, the calls are answered all the same.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), notifSetFlags, notifFdSyncWakeUp)
+	m := &metaServer{listener: listener, roots: roots, refusals: refusals, keptPidfd: -1}
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -149,6 +160,15 @@ type metaServer struct {
 	roots    []string
 	memFile  bool        // process_vm_readv refused here: read /proc/PID/mem
 	refusals *refusalLog // where a refusal outside the roots is recorded
+	// noGetfd: no pidfd_getfd here (before Linux 5.6, or refused by a
+	// container's seccomp profile): descriptors are opened through /proc.
+	noGetfd bool
+	// noFchmodat2: no fchmodat2 here (before Linux 6.6, or refused by a
+	// container's seccomp profile): chmod goes through /proc/self/fd/N.
+	noFchmodat2 bool
+	// keptPid, keptPidfd: the pidfd of the thread that made the last
+	// call, kept (pidfdOf).
+	keptPid, keptPidfd int
 }
 
 func (m *metaServer) answer() {
@@ -286,8 +306,8 @@ func (m *metaServer) readMem(addr uint64, size int) ([]byte, unix.Errno) {
 
 // target opens what a call of the command names by path, relative to its
 // directory descriptor dirfd (or working directory), as O_PATH. A path
-// naming the command's own descriptor (metarules.SelfFD) is opened through
-// /proc/PID/fd/N, and what follows it beneath that.
+// naming the command's own descriptor (metarules.SelfFD) is that descriptor
+// (commandFD), and what follows it beneath that.
 func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.Errno) {
 	path, errno := m.readString(pathAddr, metarules.PathMax)
 	if errno != 0 {
@@ -295,7 +315,7 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 	}
 	base := unix.AT_FDCWD
 	if own, rest, ok := metarules.SelfFD(path, m.isCaller); ok {
-		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+strconv.Itoa(own), unix.O_PATH|unix.O_CLOEXEC, 0)
+		b, _, err := m.commandFD(own, false)
 		if err != nil {
 			return -1, errnoOf(err) // ENOENT, as /proc answers for a closed one
 		}
@@ -312,11 +332,13 @@ func (m *metaServer) target(dirfd int32, pathAddr uint64, flags int) (int, unix.
 		}
 		defer unix.Close(b)
 	} else if !strings.HasPrefix(path, "/") {
-		what := "cwd"
-		if dirfd != unix.AT_FDCWD {
-			what = "fd/" + strconv.Itoa(int(dirfd))
+		var b int
+		var err error
+		if dirfd == unix.AT_FDCWD {
+			b, err = unix.Open("/proc/"+strconv.Itoa(m.pid)+"/cwd", unix.O_PATH|unix.O_CLOEXEC, 0)
+		} else {
+			b, _, err = m.commandFD(int(dirfd), false)
 		}
-		b, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/"+what, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if err == unix.ENOENT {
 				return -1, metarules.ErrNoDescriptor
@@ -389,28 +411,119 @@ func openNoMagic(base int, path string, nofollow bool) (int, unix.Errno) {
 // utimensat with no path, ioctl). An O_PATH descriptor is
 // metarules.ErrPathDescriptor, as these calls answer for one.
 func (m *metaServer) procFD(n uint64) (int, unix.Errno) {
-	num := strconv.Itoa(int(int32(n)))
-	fd, err := unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+num, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, opath, err := m.commandFD(int(int32(n)), true)
 	if err == unix.ENOENT {
 		return -1, metarules.ErrNoDescriptor
 	}
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	if info, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/fdinfo/" + num); err == nil {
-		for _, line := range strings.Split(string(info), "\n") {
-			if v, ok := strings.CutPrefix(line, "flags:"); ok {
-				if flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64); err == nil && flags&unix.O_PATH != 0 {
-					unix.Close(fd)
-					return -1, metarules.ErrPathDescriptor
-				}
-			}
-		}
+	if opath {
+		unix.Close(fd)
+		return -1, metarules.ErrPathDescriptor
 	}
 	return fd, 0
 }
 
-// nofollowIf is AT_SYMLINK_NOFOLLOW for the l* calls.
+// commandFD is the command's descriptor n (the calling thread's), in the
+// supervisor: the same open file, taken with pidfd_getfd, which looks up
+// no path; where that is not to be had (ptrace's rules, a thread on a
+// kernel without PIDFD_THREAD), the object opened through /proc/PID/fd/N
+// as O_PATH. Errors as /proc answers (ENOENT for a closed one). With
+// flags, opath says whether the command opened it O_PATH.
+func (m *metaServer) commandFD(n int, flags bool) (fd int, opath bool, err error) {
+	if !m.noGetfd {
+		fd, err := m.getfd(n)
+		if err == nil {
+			if !flags {
+				return fd, false, nil
+			}
+			fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+			if err != nil {
+				unix.Close(fd)
+				return -1, false, err
+			}
+			return fd, fl&unix.O_PATH != 0, nil
+		}
+		if err == unix.EBADF {
+			return -1, false, unix.ENOENT // no such descriptor, as /proc answers
+		}
+		if err == unix.ENOSYS {
+			m.noGetfd = true // pidfd_getfd not in this kernel
+		}
+	}
+	num := strconv.Itoa(n)
+	fd, err = unix.Open("/proc/"+strconv.Itoa(m.pid)+"/fd/"+num, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil || !flags {
+		return fd, false, err
+	}
+	return fd, m.pathOnly(num), nil
+}
+
+// pathOnly reports whether the command's descriptor num was opened O_PATH
+// (its flags in /proc/PID/fdinfo/N).
+func (m *metaServer) pathOnly(num string) bool {
+	info, err := os.ReadFile("/proc/" + strconv.Itoa(m.pid) + "/fdinfo/" + num)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&unix.O_PATH != 0
+		}
+	}
+	return false
+}
+
+// getfd takes the command's descriptor n with pidfd_getfd (EBADF: no such
+// descriptor).
+func (m *metaServer) getfd(n int) (int, error) {
+	kept := m.keptPidfd >= 0 && m.keptPid == m.pid
+	p, err := m.pidfdOf(false)
+	if err == nil {
+		fd, gerr := unix.PidfdGetfd(p, n, 0)
+		if gerr == nil || !kept {
+			return fd, gerr
+		}
+		// The kept pidfd may name a task since gone, whose number the
+		// caller now has: a new one answers for the caller.
+		if p, err = m.pidfdOf(true); err == nil {
+			return unix.PidfdGetfd(p, n, 0)
+		}
+	}
+	if err == unix.ENOSYS || err == unix.EPERM {
+		m.noGetfd = true // pidfd_open not in this kernel, or refused by a seccomp profile
+	}
+	return -1, err
+}
+
+// pidfdOf is a pidfd of the calling thread, kept for the next call: most
+// calls come from one thread, and a new pidfd per call (pidfd_open, close)
+// costs several times the pidfd_getfd it serves. A pidfd names one task,
+// whose number no other task takes while it lives, and pidfd_getfd refuses
+// once it has died; so a kept pidfd that works for the caller's number is
+// the caller's, as a new one would be. fresh: a new one whatever is kept.
+func (m *metaServer) pidfdOf(fresh bool) (int, error) {
+	if !fresh && m.keptPidfd >= 0 && m.keptPid == m.pid {
+		return m.keptPidfd, nil
+	}
+	if m.keptPidfd >= 0 {
+		unix.Close(m.keptPidfd)
+	}
+	// The thread itself (PIDFD_THREAD, Linux 6.9), which may be other than
+	// the leader; before 6.9, the process, which works for the leader.
+	p, err := unix.PidfdOpen(m.pid, unix.PIDFD_THREAD)
+	if err == unix.EINVAL {
+		p, err = unix.PidfdOpen(m.pid, 0)
+	}
+	if err != nil {
+		p = -1
+	}
+	m.keptPid, m.keptPidfd = m.pid, p
+	return p, err
+}
+
 func nofollowIf(l bool) int {
 	if l {
 		return unix.AT_SYMLINK_NOFOLLOW
@@ -515,7 +628,32 @@ func (m *metaServer) decode(req *seccompNotif) (*metaCall, unix.Errno) {
 		}
 		c.name = name
 	}
+	// The value too is read now, before the notification is checked live
+	// (a read after that could reach another process with the same pid);
+	// its fault is answered where the call would meet it (perform).
+	if c.op == metaSetxattr && c.size <= metarules.XattrSizeMax {
+		c.valueBuf, c.valueErr = m.readMem(c.value, int(c.size))
+	}
 	return c, 0
+}
+
+// chmodFD sets the mode of the object fd is (self: /proc/self/fd/N):
+// fchmodat2 with AT_EMPTY_PATH, which looks up no second path; else
+// through self, which follows the /proc link to the same object. (fchmod
+// refuses an O_PATH descriptor.)
+func (m *metaServer) chmodFD(fd int, self string, mode uint32) unix.Errno {
+	if !m.noFchmodat2 {
+		var empty byte
+		_, _, e := unix.Syscall6(sysFchmodat2, uintptr(fd), uintptr(unsafe.Pointer(&empty)), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+		if e == 0 || (e != unix.ENOSYS && e != unix.EINVAL && e != unix.EPERM) {
+			return e
+		}
+		// ENOSYS: never again. EINVAL, EPERM: a kernel or a profile that
+		// refuses the flag, or the command's own refusal, which the path
+		// gives again.
+		m.noFchmodat2 = e == unix.ENOSYS
+	}
+	return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, mode, 0))
 }
 
 // perform makes the call on the object c.fd is (self: /proc/self/fd/N).
@@ -529,7 +667,7 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 		if isLink {
 			return metarules.ErrLinkMode
 		}
-		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, c.mode&07777, 0))
+		return m.chmodFD(c.fd, self, c.mode&07777)
 	case metaChown:
 		return errnoOf(unix.Fchownat(c.fd, "", c.uid, c.gid, unix.AT_EMPTY_PATH))
 	case metaUtimes: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
@@ -543,11 +681,10 @@ func (m *metaServer) perform(c *metaCall, self string, st *unix.Stat_t) unix.Err
 		if c.size > metarules.XattrSizeMax {
 			return metarules.ErrXattrSize
 		}
-		value, e := m.readMem(c.value, int(c.size))
-		if e != 0 {
-			return e
+		if c.valueErr != 0 {
+			return c.valueErr
 		}
-		return errnoOf(unix.Setxattr(self, c.name, value, c.xflags))
+		return errnoOf(unix.Setxattr(self, c.name, c.valueBuf, c.xflags))
 	case metaRemovexattr:
 		if isLink {
 			return metarules.ErrLinkXattr

@@ -8,12 +8,13 @@
 // itself:
 //
 //   - it opens the object the call names the way the kernel would for the
-//     command (the command's working directory or directory descriptor,
-//     through /proc/PID, the path read from the command's memory into the
+//     command (the command's working directory through /proc/PID/cwd, its
+//     descriptors taken with pidfd_getfd, or through /proc/PID/fd where
+//     that is refused, the path read from the command's memory into the
 //     supervisor's own buffer, symlinks followed unless the call says
 //     AT_SYMLINK_NOFOLLOW, /proc/self/fd/N and its kin read as the
-//     command's descriptor N, every other /proc magic link refused), as an
-//     O_PATH descriptor of its own;
+//     command's descriptor N, every other /proc magic link refused), as a
+//     descriptor of its own (O_PATH, or the command's open file itself);
 //   - it checks that the notification is still live (the command is still
 //     blocked in that call, so the pid was not reused meanwhile);
 //   - it refuses any object that is not beneath a writable root or the
@@ -38,6 +39,7 @@
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -64,6 +66,15 @@
 #endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
 #endif
 
 // The writable roots and the temp dir, from the launcher's arguments.
@@ -95,6 +106,106 @@ static int open_proc(pid_t pid, const char *what, int flags) {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, what);
 	return open(p, O_PATH | O_CLOEXEC | flags);
+}
+
+// path_only reports whether the command's descriptor n was opened O_PATH
+// (its flags in /proc/PID/fdinfo/N).
+static int path_only(pid_t pid, int n) {
+	char p[64], buf[256];
+	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)pid, n);
+	FILE *f = fopen(p, "re");
+	if (f == NULL)
+		return 0;
+	unsigned long flags = 0;
+	int found = 0;
+	while (!found && fgets(buf, sizeof buf, f) != NULL)
+		found = sscanf(buf, "flags: %lo", &flags) == 1;
+	fclose(f);
+	return found && (flags & O_PATH);
+}
+
+// No pidfd_getfd here (before Linux 5.6, or refused by a container's
+// seccomp profile): the command's descriptors are opened through /proc.
+static int no_getfd;
+
+// The pidfd of the thread that made the last call, kept: most calls come
+// from one thread, and a new pidfd per call (pidfd_open, close) costs
+// several times the pidfd_getfd it serves. A pidfd
+// names one task, whose number no other task takes while it lives, and
+// pidfd_getfd refuses once it has died; so a kept pidfd that works for
+// the number PID is the task PID is now, as a new one would be.
+static pid_t kept_pid;
+static int kept_pidfd = -1;
+
+// pidfd_of is a pidfd of thread pid (a new one when fresh, else the kept
+// one), kept for the next call; -1 with errno.
+static int pidfd_of(pid_t pid, int fresh) {
+	if (!fresh && kept_pidfd >= 0 && kept_pid == pid)
+		return kept_pidfd;
+	if (kept_pidfd >= 0)
+		close(kept_pidfd);
+	// The thread itself (PIDFD_THREAD, Linux 6.9), which may be other than
+	// the leader; before 6.9, the process, which works for the leader.
+	kept_pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+	if (kept_pidfd < 0 && errno == EINVAL)
+		kept_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	kept_pid = pid;
+	return kept_pidfd;
+}
+
+// getfd takes the command's descriptor n with pidfd_getfd: the same open
+// file, with no path looked up; -1 with errno (EBADF: no such descriptor).
+static int getfd(pid_t pid, int n) {
+	int kept = kept_pidfd >= 0 && kept_pid == pid;
+	int p = pidfd_of(pid, 0), fd = -1;
+	if (p >= 0 && (fd = (int)syscall(SYS_pidfd_getfd, p, n, 0)) >= 0)
+		return fd;
+	if (kept) {
+		// The kept pidfd may name a task since gone, whose number the
+		// caller now has: a new one answers for the caller.
+		p = pidfd_of(pid, 1);
+		if (p >= 0)
+			fd = (int)syscall(SYS_pidfd_getfd, p, n, 0);
+	}
+	if (fd < 0 && p < 0 && (errno == ENOSYS || errno == EPERM))
+		no_getfd = 1; // pidfd_open not in this kernel, or refused by a seccomp profile
+	return fd;
+}
+
+// command_fd is the command's descriptor n (thread pid's), in the
+// supervisor: the same open file, taken with pidfd_getfd; where that is not
+// to be had (ptrace's rules, a thread on a kernel without PIDFD_THREAD),
+// the object opened through /proc/PID/fd/N as O_PATH. -1 with
+// errno as /proc answers (ENOENT for a closed one). *opath (if not NULL)
+// says whether the command opened it O_PATH.
+static int command_fd(pid_t pid, int n, int *opath) {
+	if (!no_getfd) {
+		int fd = getfd(pid, n);
+		if (fd >= 0 && opath != NULL) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl < 0) {
+				int saved = errno;
+				close(fd);
+				errno = saved;
+				return -1;
+			}
+			*opath = (fl & O_PATH) != 0;
+		}
+		if (fd >= 0)
+			return fd;
+		if (errno == EBADF) {
+			errno = ENOENT; // no such descriptor, as /proc answers
+			return -1;
+		}
+		if (errno == ENOSYS)
+			no_getfd = 1; // pidfd_getfd not in this kernel
+	}
+	char what[32];
+	snprintf(what, sizeof what, "fd/%d", n);
+	int fd = open_proc(pid, what, 0);
+	if (fd >= 0 && opath != NULL)
+		*opath = path_only(pid, n);
+	return fd;
 }
 
 // decimal reads s up to its first '/' or NUL as /proc reads a number in a
@@ -185,10 +296,9 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	long own = path[0] == '/' ? self_fd(pid, path, &rest) : -1;
 	if (own >= 0) {
 		// The command's own descriptor, as the kernel reads the path for
-		// it: opened through /proc/PID/fd/N, and what follows beneath it.
-		char what[32];
-		snprintf(what, sizeof what, "fd/%ld", own);
-		base = open_proc(pid, what, 0);
+		// it: taken from the command (command_fd), and what follows
+		// beneath it.
+		base = command_fd(pid, (int)own, NULL);
 		if (base < 0)
 			return -errno; // ENOENT, as /proc answers for a closed one
 		if (*rest == 0) {
@@ -201,12 +311,7 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 			rest++;
 		name = *rest != 0 ? rest : ".";
 	} else if (path[0] != '/') {
-		char what[32];
-		if (dirfd == AT_FDCWD)
-			snprintf(what, sizeof what, "cwd");
-		else
-			snprintf(what, sizeof what, "fd/%d", dirfd);
-		base = open_proc(pid, what, 0);
+		base = dirfd == AT_FDCWD ? open_proc(pid, "cwd", 0) : command_fd(pid, dirfd, NULL);
 		if (base < 0)
 			return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
 	}
@@ -227,33 +332,16 @@ static int target(pid_t pid, int dirfd, unsigned long long pathaddr, int flags) 
 	return fd < 0 ? -saved : fd;
 }
 
-// path_only reports whether the command's descriptor n was opened O_PATH
-// (its flags in /proc/PID/fdinfo/N).
-static int path_only(pid_t pid, int n) {
-	char p[64], buf[256];
-	snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", (int)pid, n);
-	FILE *f = fopen(p, "re");
-	if (f == NULL)
-		return 0;
-	unsigned long flags = 0;
-	int found = 0;
-	while (!found && fgets(buf, sizeof buf, f) != NULL)
-		found = sscanf(buf, "flags: %lo", &flags) == 1;
-	fclose(f);
-	return found && (flags & O_PATH);
-}
-
 // proc_fd opens the command's descriptor n (fchmod, fchown, fsetxattr,
 // utimensat with no path, ioctl); it returns the descriptor, or -errno.
 // An O_PATH descriptor is SBX_META_ERR_PATH_DESCRIPTOR, as these calls
 // answer for one.
 static int proc_fd(pid_t pid, unsigned long long n) {
-	char what[32];
-	snprintf(what, sizeof what, "fd/%d", (int)n);
-	int fd = open_proc(pid, what, 0);
+	int opath = 0;
+	int fd = command_fd(pid, (int)n, &opath);
 	if (fd < 0)
 		return errno == ENOENT ? -SBX_META_ERR_NO_DESCRIPTOR : -errno;
-	if (path_only(pid, (int)n)) {
+	if (opath) {
 		close(fd);
 		return -SBX_META_ERR_PATH_DESCRIPTOR;
 	}
@@ -274,15 +362,18 @@ enum meta_op { META_CHMOD, META_CHOWN, META_UTIMES, META_SETXATTR, META_REMOVEXA
 
 struct meta_call {
 	enum meta_op op;
-	int fd;                      // the object, opened here (O_PATH), or -errno
+	int fd;                      // the object (opened here, O_PATH, or the command's descriptor taken), or -errno
 	unsigned mode;               // chmod
 	unsigned long long uid, gid; // chown
 	int has_times;
 	struct timespec times[2];           // utimes
 	char name[SBX_META_XATTR_NAME_MAX]; // xattrs
 	unsigned long long value, size, xflags;
+	int value_err;      // setxattr: reading the value, 0 or an errno
 	int flags;          // FS_IOC_SETFLAGS
 	struct fsxattr fsx; // FS_IOC_FSSETXATTR
+	// setxattr's value, read in decode; last, and not cleared per call.
+	char value_buf[SBX_META_XATTR_SIZE_MAX];
 };
 
 // decode reads the call's arguments, and the strings and times they point
@@ -292,7 +383,7 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 	pid_t pid = (pid_t)req->pid;
 	const int nofollow = AT_SYMLINK_NOFOLLOW;
 	unsigned long long name = 0;
-	memset(c, 0, sizeof *c);
+	memset(c, 0, offsetof(struct meta_call, value_buf));
 	switch (req->data.nr) {
 #ifdef SYS_chmod
 	case SYS_chmod:
@@ -413,19 +504,46 @@ static int decode(const struct seccomp_notif *req, struct meta_call *c) {
 		if (e != 0)
 			return e == ENAMETOOLONG ? SBX_META_ERR_XATTR_NAME : e;
 	}
+	// The value too is read now, before the notification is checked live
+	// (a read after that could reach another process with the same pid);
+	// its fault is answered where the call would meet it (perform).
+	if (c->op == META_SETXATTR && c->size > 0 && c->size <= SBX_META_XATTR_SIZE_MAX)
+		c->value_err = read_mem(pid, c->value, c->value_buf, (size_t)c->size);
 	return 0;
+}
+
+// No fchmodat2 here (before Linux 6.6, or refused by a container's
+// seccomp profile): chmod goes through /proc/self/fd/N.
+static int no_fchmodat2;
+
+// chmod_fd sets the mode of the object fd is (self: /proc/self/fd/N):
+// fchmodat2 with AT_EMPTY_PATH, which needs no second lookup of a path;
+// else through self, which follows the /proc link to the same object.
+// fchmod would not do: it refuses an O_PATH descriptor. 0 or an errno.
+static int chmod_fd(int fd, const char *self, unsigned mode) {
+	if (!no_fchmodat2) {
+		if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
+			return errno;
+		if (errno == ENOSYS)
+			no_fchmodat2 = 1;
+		// EINVAL, EPERM: a kernel or a profile that refuses the flag, or
+		// the command's own refusal, which the path gives again.
+	}
+	return fchmodat(AT_FDCWD, self, mode, 0) < 0 ? errno : 0;
 }
 
 // perform makes the call on the object c->fd is (self: /proc/self/fd/N);
 // 0 or an errno.
-static int perform(pid_t pid, struct meta_call *c, const char *self, const struct stat *st) {
+static int perform(struct meta_call *c, const char *self, const struct stat *st) {
 	switch (c->op) {
 	case META_CHMOD:
 		if (c->mode & (S_ISUID | S_ISGID))
 			return SBX_META_ERR_SETID; // as the namespaces runner's filter refuses them
 		if (S_ISLNK(st->st_mode))
 			return SBX_META_ERR_LINK_MODE; // a symlink's own mode, as fchmodat2 answers
-		return fchmodat(AT_FDCWD, self, c->mode & 07777, 0) < 0 ? errno : 0;
+		return chmod_fd(c->fd, self, c->mode & 07777);
 	case META_CHOWN:
 		return fchownat(c->fd, "", (uid_t)c->uid, (gid_t)c->gid, AT_EMPTY_PATH) < 0 ? errno : 0;
 	case META_UTIMES: // on the descriptor itself: a symlink's own times too, as cp -a and rsync -a set them
@@ -435,13 +553,9 @@ static int perform(pid_t pid, struct meta_call *c, const char *self, const struc
 			return SBX_META_ERR_LINK_XATTR; // user.* is refused on symlinks; the rest needs capabilities
 		if (c->size > SBX_META_XATTR_SIZE_MAX)
 			return SBX_META_ERR_XATTR_SIZE;
-		static char value[SBX_META_XATTR_SIZE_MAX];
-		if (c->size > 0) {
-			int e = read_mem(pid, c->value, value, (size_t)c->size);
-			if (e != 0)
-				return e;
-		}
-		return setxattr(self, c->name, value, (size_t)c->size, (int)c->xflags) < 0 ? errno : 0;
+		if (c->value_err != 0)
+			return c->value_err;
+		return setxattr(self, c->name, c->value_buf, (size_t)c->size, (int)c->xflags) < 0 ? errno : 0;
 	}
 	case META_REMOVEXATTR:
 		if (S_ISLNK(st->st_mode))
@@ -512,10 +626,25 @@ static int meta_for(int listener, const struct seccomp_notif *req) {
 			err = SBX_META_ERR_OUTSIDE;
 			sbx_refused(meta_op_word(c.op), SBX_REFUSAL_RULE_OUTSIDE, where);
 		} else
-			err = perform((pid_t)req->pid, &c, self, &st);
+			err = perform(&c, self, &st);
 	}
 	close(c.fd);
 	return err;
+}
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+void sbx_meta_listen(int listener) {
+	// Linux 6.6: the command, blocked in its call, wakes the supervisor on
+	// its own CPU, and the answer wakes it back there, instead of waking an
+	// idle CPU each way: on a quiet machine that is half a call's cost.
+	// Where the kernel lacks it, the calls are answered all the same.
+	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0);
 }
 
 void sbx_meta_answer(int listener) {
