@@ -632,21 +632,6 @@ static int meta_for(int listener, const struct seccomp_notif *req) {
 	return err;
 }
 
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
-
-void sbx_meta_listen(int listener) {
-	// Linux 6.6: the command, blocked in its call, wakes the supervisor on
-	// its own CPU, and the answer wakes it back there, instead of waking an
-	// idle CPU each way: on a quiet machine that is half a call's cost.
-	// Where the kernel lacks it, the calls are answered all the same.
-	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0);
-}
-
 void sbx_meta_answer(int listener) {
 	static union {
 		struct seccomp_notif n;

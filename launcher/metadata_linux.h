@@ -10,10 +10,6 @@
 // every call is refused.
 void sbx_meta_roots(const struct spec *s);
 
-// sbx_meta_listen sets up the seccomp listener once received: the
-// command's wake-up and the supervisor's on one CPU.
-void sbx_meta_listen(int listener);
-
 // sbx_meta_answer reads one notification from the seccomp listener and
 // answers it: the call made beneath a writable root, or refused.
 void sbx_meta_answer(int listener);

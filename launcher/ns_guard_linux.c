@@ -113,12 +113,6 @@
 #ifndef SECCOMP_IOCTL_NOTIF_ADDFD
 #define SECCOMP_IOCTL_NOTIF_ADDFD _IOW('!', 3, struct seccomp_notif_addfd)
 #endif
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
@@ -1027,9 +1021,7 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 	g_listener = ns_guard_take_listener(sock);
 	if (g_listener < 0)
 		_exit(1);
-	// The command waits for each answer: wake it on this CPU, without a
-	// trip through the scheduler (Linux 6.6; older kernels go without).
-	ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	sbx_sync_wakeup(g_listener);
 	close(sock);
 	confine_guard();
 	ns_guard_serve(g_listener, plan);

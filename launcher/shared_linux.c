@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <signal.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -306,3 +308,12 @@ void sbx_refusals_end(void) {
 	if (sbx_refusals_fd >= 0 && rf_dropped != 0 && (rf_dropped & (rf_dropped - 1)) != 0)
 		rf_count();
 }
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+void sbx_sync_wakeup(int listener) { ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); }

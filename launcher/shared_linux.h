@@ -113,6 +113,13 @@ void sbx_take_refusals_fd(const char *token);
 // SBX_MAX_REFUSAL_RECORDS only counted. Nothing without a descriptor.
 void sbx_refused(const char *op, const char *rule, const char *path);
 
+// sbx_sync_wakeup asks the kernel to wake the caller of a notified call
+// and the listener's reader on one CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+// Linux 6.6): the command waits for each answer, and a wake-up through the
+// scheduler each way is half a call's cost on a quiet machine. Older
+// kernels go without; the calls are answered all the same.
+void sbx_sync_wakeup(int listener);
+
 // sbx_refusals_end writes the last count line, when one is owed.
 void sbx_refusals_end(void);
 

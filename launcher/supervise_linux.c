@@ -196,7 +196,7 @@ static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock)
 				fds[2].fd = sv_take_listener(fds[2].fd);
 				listening = fds[2].fd >= 0;
 				if (listening)
-					sbx_meta_listen(fds[2].fd);
+					sbx_sync_wakeup(fds[2].fd);
 			} else if (fds[2].revents & POLLIN) {
 				sbx_meta_answer(fds[2].fd);
 			} else {
