@@ -5,12 +5,14 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -248,40 +250,70 @@ func TestRefusalsRecordedByTheSupervisor(t *testing.T) {
 	}
 }
 
-// TestRefusalsRecordFailsClosed: a refusal record's descriptor that is no
-// pipe (closed, a file) fails the launch with the launcher's signed line
-// before the command runs; the same wrap with the pipe Command passes
-// runs it (the control).
-func TestRefusalsRecordFailsClosed(t *testing.T) {
+// TestRefusalsRecordOnlyOnItsPipe: the refusal record is a diagnostic, so
+// a variable that names anything but the pipe Command made (closed, a
+// file, stdout, or the consumer's own pipe after it replaced ExtraFiles)
+// records nothing and the launch goes on: the command runs and refuses as
+// ever, and not a byte reaches the file or the consumer's pipe. The
+// control: the same command with Command's pipe has its refusal recorded.
+func TestRefusalsRecordOnlyOnItsPipe(t *testing.T) {
 	for _, runner := range linuxRunners {
 		t.Run(runner, func(t *testing.T) {
 			s := newSbx(t, runner)
 			marker := filepath.Join(s.ws, "ran")
+			outside := filepath.Join(s.base, "outside")
+			write(t, outside, "x\n")
+			script := "echo > " + marker + "; (: > .envrc) 2>/dev/null; chmod 600 " + outside + " 2>/dev/null; exit 0"
 			file, err := os.Create(filepath.Join(s.base, "file"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer file.Close()
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			defer pw.Close()
 			for name, edit := range map[string]func(*exec.Cmd){
-				"closed": func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=99") },
+				"closed": func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=99:1") },
 				"a file": func(c *exec.Cmd) {
 					c.ExtraFiles = append(c.ExtraFiles, file)
-					c.Env = append(c.Env, vocab.RefusalsEnv+"="+strconv.Itoa(2+len(c.ExtraFiles)))
+					var st syscall.Stat_t
+					syscall.Fstat(int(file.Fd()), &st)
+					c.Env = append(c.Env, fmt.Sprintf("%s=%d:%d", vocab.RefusalsEnv, 2+len(c.ExtraFiles), st.Ino))
 				},
-				"stdout": func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=1") },
+				"stdout":              func(c *exec.Cmd) { c.Env = append(c.Env, vocab.RefusalsEnv+"=1") },
+				"the consumer's pipe": func(c *exec.Cmd) { c.ExtraFiles = []*os.File{pw} },
 			} {
-				w := s.wrap(s.policy(), "/bin/sh", "-c", "echo > "+marker)
+				os.Remove(marker)
+				w := s.wrap(s.policy(), "/bin/sh", "-c", script)
 				r := s.spawn(w, edit)
 				o := w.Classify(r.code, []byte(r.stderr))
-				if r.code != vocab.FatalExit || o.Kind != sandbox.OutcomeRunnerFailure || !strings.Contains(o.Reason, vocab.RefusalsEnv) {
-					t.Errorf("%s: exit %d, outcome %+v, stderr %q; want a runner failure naming %s", name, r.code, o, r.stderr, vocab.RefusalsEnv)
+				if r.code != 0 || o.Kind != sandbox.OutcomeChild || len(o.Refusals) != 0 {
+					t.Errorf("%s: exit %d, outcome %+v, stderr %q; want the command run, nothing recorded", name, r.code, o, r.stderr)
 				}
-				wantAbsent(t, marker)
+				wantContent(t, marker, "\n")
+				wantContent(t, outside, "x\n")
 			}
-			if r := s.run(s.policy(), "/bin/sh", "-c", "echo > "+marker); r.code != 0 {
-				t.Errorf("control: exit %d, stderr %q", r.code, r.stderr)
+			if fi, err := file.Stat(); err != nil || fi.Size() != 0 {
+				t.Errorf("the file named by the variable: %v, size %d; want nothing written", err, fi.Size())
 			}
-			wantContent(t, marker, "\n")
+			pw.Close()
+			if b, _ := io.ReadAll(pr); len(b) != 0 {
+				t.Errorf("the consumer's own pipe got %q; want nothing", b)
+			}
+			// Control: Command's own pipe records the refusal.
+			w := s.wrap(s.policy(), "/bin/sh", "-c", script)
+			r := s.spawn(w, func(*exec.Cmd) {})
+			o := w.Classify(r.code, []byte(r.stderr))
+			recorded := false
+			for _, f := range o.Refusals {
+				recorded = recorded || f.Seen == "sandbox"
+			}
+			if r.code != 0 || !recorded {
+				t.Errorf("control: exit %d, refusals %+v; want one recorded by the sandbox", r.code, o.Refusals)
+			}
 		})
 	}
 }

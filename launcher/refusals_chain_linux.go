@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
@@ -17,18 +18,21 @@ import (
 const refusalsChainFD = chainFD + 1
 
 // takeRefusalsFD takes vocab.RefusalsEnv out of the environment: the
-// descriptor it names, checked to be a pipe above 2, made close-on-exec
-// and non-blocking; -1 when it is unset. An error when it names no pipe.
+// descriptor it names ("FD:INODE"), checked to be that pipe above 2, made
+// close-on-exec and non-blocking; -1 when it is unset or names anything
+// else (nothing is recorded then; the launch goes on).
 func takeRefusalsFD() (int, error) {
 	v, set := os.LookupEnv(vocab.RefusalsEnv)
 	if !set {
 		return -1, nil
 	}
 	os.Unsetenv(vocab.RefusalsEnv)
-	fd, err := strconv.Atoi(v)
+	fds, inos, _ := strings.Cut(v, ":")
+	fd, err := strconv.Atoi(fds)
+	ino, err2 := strconv.ParseUint(inos, 10, 64)
 	var st unix.Stat_t
-	if err != nil || fd < 3 || fd > 65535 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		return -1, fmt.Errorf("%s=%.16q names no pipe above 2", vocab.RefusalsEnv, v)
+	if err != nil || err2 != nil || fd < 3 || fd > 65535 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != ino {
+		return -1, nil
 	}
 	unix.CloseOnExec(fd)
 	if err := unix.SetNonblock(fd, true); err != nil {

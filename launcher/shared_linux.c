@@ -209,16 +209,21 @@ void sbx_take_refusals_fd(const char *token) {
 	const char *v = getenv(SBX_REFUSALS_ENV);
 	if (v == NULL)
 		return;
-	char *end;
+	// "FD:INODE" (vocab.RefusalsEnv): anything else, or another file at
+	// FD than that pipe, and nothing is recorded; the launch goes on.
+	char *end, *iend;
 	errno = 0;
 	long fd = strtol(v, &end, 10);
+	unsigned long long ino = *end == ':' ? strtoull(end + 1, &iend, 10) : 0;
 	struct stat st;
-	if (errno != 0 || end == v || *end != 0 || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
-		sbx_fatal(token, "%s=%.16s names no pipe above 2", SBX_REFUSALS_ENV, v);
+	int ok = errno == 0 && end != v && *end == ':' && end[1] >= '0' && end[1] <= '9' && *iend == 0 && fd > 2 && fd <= 65535 &&
+	         fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode) && (unsigned long long)st.st_ino == ino;
+	unsetenv(SBX_REFUSALS_ENV);
+	if (!ok)
+		return;
 	int fl = fcntl((int)fd, F_GETFL);
 	if (fl < 0 || fcntl((int)fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
 		sbx_fatal(token, "%s: %s", SBX_REFUSALS_ENV, strerror(errno));
-	unsetenv(SBX_REFUSALS_ENV);
 	sbx_refusals_fd = (int)fd;
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os/exec"
+	"strconv"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"golang.org/x/sys/unix"
@@ -59,6 +60,17 @@ func (w *Wrapped) passRefusalsPipe(cmd *exec.Cmd) {
 	if !ok {
 		return
 	}
+	// The pipe's inode beside its number: a launcher given another file
+	// at that number records nothing there.
+	var st unix.Stat_t
+	if unix.Fstat(int(wr.Fd()), &st) != nil {
+		cmd.Env = dropVar(cmd.Env, vocab.RefusalsEnv)
+		r.Close()
+		wr.Close()
+		cmd.ExtraFiles = cmd.ExtraFiles[:len(cmd.ExtraFiles)-1]
+		return
+	}
+	cmd.Env[len(cmd.Env)-1] += ":" + strconv.FormatUint(st.Ino, 10)
 	w.appliedMu.Lock()
 	w.refusalPipes = append(w.refusalPipes, &recordPipe{pipeEnds: pipeEnds{r: r, w: wr}})
 	w.appliedMu.Unlock()

@@ -11,10 +11,14 @@ import (
 // the namespaces launcher's guard and the landlock launcher's metadata
 // supervisor record each refusal they make themselves (a protected name
 // created or written, a metadata change outside the writable roots), in
-// the record format below. sandbox.Wrapped.Command passes the write end of
-// a pipe there. Unset, nothing is recorded; set to anything but an open
-// pipe above 2, the launcher fails (FatalExit). The launcher takes it out
-// of the environment, and only the guard or the supervisor keeps the
+// the record format below. Its value is "FD:INODE": the descriptor and the
+// pipe's inode, as sandbox.Wrapped.Command passes the write end of a pipe
+// there. The record is a diagnostic, not confinement: unset, or naming
+// anything but that pipe (a consumer that replaced Command's ExtraFiles,
+// whose fd 3 is now its own file or pipe), nothing is recorded and the
+// launch goes on; the inode keeps the launcher from writing records into
+// a descriptor of the consumer's. The launcher takes the variable out of
+// the environment, and only the guard or the supervisor keeps the
 // descriptor: the command never holds it.
 const RefusalsEnv = "SANDBOX_LOCAL_REFUSALS_FD"
 
