@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // workload is file-heavy work timed under each variant: prepare (not
@@ -41,12 +39,13 @@ func workDir() (dir string, done func(), err error) {
 		return "", nil, err
 	}
 	if os.Geteuid() == 0 {
-		if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4g,mode=0755"); err != nil {
+		unmount, err := mountTmpfs(dir)
+		if err != nil {
 			os.Remove(dir)
 			return "", nil, fmt.Errorf("mount a tmpfs on %s: %w", dir, err)
 		}
 		fmt.Println("work: on a tmpfs")
-		return dir, func() { unix.Unmount(dir, unix.MNT_DETACH); os.Remove(dir) }, nil
+		return dir, func() { unmount(); os.Remove(dir) }, nil
 	}
 	fmt.Println("work: not root, so on the disk under /var/tmp (no tmpfs of its own)")
 	return dir, func() { os.RemoveAll(dir) }, nil
