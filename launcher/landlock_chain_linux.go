@@ -145,7 +145,7 @@ func landlockRelay(args []string) {
 	}
 	if rec >= 0 {
 		files = append(files, os.NewFile(uintptr(rec), "refusals"))
-		os.Setenv(vocab.RefusalsEnv, strconv.Itoa(refusalsChainFD))
+		os.Setenv(vocab.RefusalsEnv, refusalsValue(rec, refusalsChainFD))
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, procsig.Forwarded...)

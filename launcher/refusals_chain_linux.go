@@ -41,6 +41,14 @@ func takeRefusalsFD() (int, error) {
 	return fd, nil
 }
 
+// refusalsValue is vocab.RefusalsEnv's value for the pipe fd will be at
+// the number at in the next stage: "AT:INODE".
+func refusalsValue(fd, at int) string {
+	var st unix.Stat_t
+	unix.Fstat(fd, &st) // checked to be a pipe by takeRefusalsFD
+	return strconv.Itoa(at) + ":" + strconv.FormatUint(st.Ino, 10)
+}
+
 // refusalLog is the chain supervisor's writer of the refusal record: the
 // Go twin of shared_linux.c's sbx_refused, deciding by the same
 // vocab.RefusalRecorder. Its methods do nothing without a descriptor.
