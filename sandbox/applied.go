@@ -73,7 +73,7 @@ func (w *Wrapped) passAppliedPipe(cmd *exec.Cmd) {
 	if rule.AppliedEnv == "" || rule.AppliedMarker == "" {
 		return
 	}
-	r, wr, ok := passPipe(cmd, rule.AppliedEnv)
+	r, wr, ok := passPipe(cmd, rule.AppliedEnv, false)
 	if !ok {
 		return
 	}
@@ -83,16 +83,26 @@ func (w *Wrapped) passAppliedPipe(cmd *exec.Cmd) {
 }
 
 // passPipe gives cmd the write end of a new pipe as its next extra
-// descriptor (fd 3 for a fresh Command), named by the variable env, and
-// returns both ends; false when no pipe could be made.
-func passPipe(cmd *exec.Cmd, env string) (r, w *os.File, ok bool) {
+// descriptor (fd 3 for a fresh Command), named by the variable env
+// ("FD", or "FD:INODE" with the pipe's inode when withInode), and returns
+// both ends; false when no pipe could be made.
+func passPipe(cmd *exec.Cmd, env string, withInode bool) (r, w *os.File, ok bool) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, false
 	}
-	fd := 3 + len(cmd.ExtraFiles)
+	value := strconv.Itoa(3 + len(cmd.ExtraFiles))
+	if withInode {
+		ino, err := inodeOf(w)
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, nil, false
+		}
+		value += ":" + strconv.FormatUint(ino, 10)
+	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
-	cmd.Env = append(dropVar(cmd.Env, env), env+"="+strconv.Itoa(fd))
+	cmd.Env = append(dropVar(cmd.Env, env), env+"="+value)
 	return r, w, true
 }
 

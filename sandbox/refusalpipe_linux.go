@@ -1,8 +1,8 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
-	"strconv"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	"golang.org/x/sys/unix"
@@ -56,21 +56,12 @@ func (w *Wrapped) passRefusalsPipe(cmd *exec.Cmd) {
 	if !w.recordsRefusals {
 		return
 	}
-	r, wr, ok := passPipe(cmd, vocab.RefusalsEnv)
+	// The pipe's inode beside its number: a launcher given another file
+	// at that number records nothing there.
+	r, wr, ok := passPipe(cmd, vocab.RefusalsEnv, true)
 	if !ok {
 		return
 	}
-	// The pipe's inode beside its number: a launcher given another file
-	// at that number records nothing there.
-	var st unix.Stat_t
-	if unix.Fstat(int(wr.Fd()), &st) != nil {
-		cmd.Env = dropVar(cmd.Env, vocab.RefusalsEnv)
-		r.Close()
-		wr.Close()
-		cmd.ExtraFiles = cmd.ExtraFiles[:len(cmd.ExtraFiles)-1]
-		return
-	}
-	cmd.Env[len(cmd.Env)-1] += ":" + strconv.FormatUint(st.Ino, 10)
 	w.appliedMu.Lock()
 	w.refusalPipes = append(w.refusalPipes, &recordPipe{pipeEnds: pipeEnds{r: r, w: wr}})
 	w.appliedMu.Unlock()
@@ -100,4 +91,13 @@ func (w *Wrapped) closeRefusalsPipes() {
 		p.read()
 		p.close()
 	}
+}
+
+// inodeOf is f's inode number.
+func inodeOf(f *os.File) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
 }

@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "os/exec"
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
 
 // recordPipe: only the Linux runners record refusals (vocab.RefusalsEnv).
 type recordPipe struct{}
@@ -12,3 +16,6 @@ func (w *Wrapped) passRefusalsPipe(*exec.Cmd) {}
 func (w *Wrapped) refusalRecords() []byte { return nil }
 
 func (w *Wrapped) closeRefusalsPipes() {}
+
+// inodeOf: only the Linux runners name a pipe by its inode.
+func inodeOf(*os.File) (uint64, error) { return 0, errors.New("no inode here") }
