@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // userGoWorld is a user's machine: a home directory whose Go module cache
@@ -136,11 +137,15 @@ func hashTree(t *testing.T, dir string) string {
 }
 
 // TestGoBuildUnderTheDefaults: the sandbox's first `go mod download` and
-// `go build` in a workspace work under the default policy, network denied: the build
-// cache and module cache are the workspace's own (the report and `go env`
-// name them), the module comes from the user's module cache, read as a
-// file proxy, and the compiled packages from the user's build cache
-// (GOCACHEPROG): runtime is not compiled again. The pairs: without
+// `go build` in a workspace work under the default policy, network
+// denied: the build cache is the workspace's own (the report and `go env`
+// name it) and the compiled packages come from the user's build cache
+// (GOCACHEPROG): runtime is not compiled again. The module cache: under
+// landlock the workspace's own, the module read from the user's module
+// cache as a file proxy and extracted again; under namespaces the user's
+// own path, an overlay whose writes go to the workspace's upper layer, so
+// the module is neither downloaded nor extracted again and its package,
+// whose action ID holds its directory, is not compiled again either. The pairs: without
 // GOCACHEPROG the same build compiles runtime; with Caches.Off it fails on
 // the user's read-only cache, as before; with Caches.NoWarm it fails to
 // download the module. The user's caches hash the same after every run.
@@ -149,24 +154,45 @@ func TestGoBuildUnderTheDefaults(t *testing.T) {
 		u := newUserGoWorld(t, s)
 		before := hashTree(t, u.gocache) + hashTree(t, u.modcache)
 		script := `go mod download && go build -x -o "$TMPDIR/app" . 2>"$TMPDIR/x" || { cat "$TMPDIR/x" >&2; exit 1; }; ` +
-			`"$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE && { grep -c -e "-p runtime " "$TMPDIR/x"; true; }`
+			`"$TMPDIR/app" 2>&1 && go env GOCACHE GOMODCACHE && { grep -c -e "-p runtime " "$TMPDIR/x"; true; } && ` +
+			`{ grep -c -e "-p ` + sbxModule + ` " "$TMPDIR/x"; true; }`
 		r := u.run(s, s.policy(), "/bin/sh", "-c", script)
 		w := r.w
 		root := filepath.Join(u.home, ".cache", "sandbox-local", "caches")
-		want := strings.Join([]string{"hello from the sbx module", filepath.Join(w.CacheDir, "go-build"), filepath.Join(w.CacheDir, "go", "pkg", "mod"), "0"}, "\n")
-		if r.code != 0 || strings.TrimSpace(r.stdout) != want || filepath.Dir(w.CacheDir) != root {
+		modcache, warm, overlay := filepath.Join(w.CacheDir, "go", "pkg", "mod"), filepath.Join(u.modcache, "cache", "download"), ""
+		ovl := overlayExpected(t, s, u.home)
+		if ovl {
+			modcache, warm, overlay = u.modcache, u.modcache, u.modcache
+		}
+		want := strings.Join([]string{"hello from the sbx module", filepath.Join(w.CacheDir, "go-build"), modcache, "0"}, "\n")
+		got := strings.TrimSpace(r.stdout)
+		if ovl {
+			want += "\n0" // the module's package was not compiled again
+		} else {
+			got = strings.TrimSpace(got[:strings.LastIndexByte(got, '\n')])
+		}
+		if r.code != 0 || got != want || filepath.Dir(w.CacheDir) != root {
 			t.Fatalf("go build under the defaults: exit %d stdout %q stderr %.800q cache dir %q; want %q", r.code, r.stdout, r.stderr, w.CacheDir, want)
 		}
-		if len(w.Caches) == 0 || w.Caches[0].Tool != "go" || strings.Join(w.Caches[0].WarmFrom, ",") != filepath.Join(u.modcache, "cache", "download")+","+u.gocache {
+		if len(w.Caches) == 0 || w.Caches[0].Tool != "go" || strings.Join(w.Caches[0].WarmFrom, ",") != warm+","+u.gocache || w.Caches[0].Overlay != overlay {
 			t.Errorf("report's caches %+v", w.Caches)
+		}
+		if ovl {
+			// Nothing was extracted or downloaded into the upper layer:
+			// the module was the user's, read in place.
+			upper := w.CacheDir + ".gomod/upper"
+			if ents, err := os.ReadDir(filepath.Join(upper, filepath.Dir(sbxModule))); err == nil && len(ents) > 0 {
+				t.Errorf("the module was extracted again into the overlay's upper layer: %v", ents)
+			}
 		}
 		noprog := s.policy()
 		noprog.Env.Set = map[string]string{"GOCACHEPROG": ""}
 		noprog.Workspace = copyWorkspace(t, u.ws, filepath.Join(s.base, "ws-noprog"))
-		if r = u.run(s, noprog, "/bin/sh", "-c", script); r.code != 0 || lastLine(r.stdout) == "0" {
+		// The line before the last: runtime's compiles.
+		if r = u.run(s, noprog, "/bin/sh", "-c", script); r.code != 0 || lastLine(strings.TrimSpace(r.stdout)[:strings.LastIndexByte(strings.TrimSpace(r.stdout), '\n')]) == "0" {
 			t.Errorf("without GOCACHEPROG: exit %d stdout %q stderr %.600q, want runtime compiled", r.code, r.stdout, r.stderr)
 		}
-		if ents, err := os.ReadDir(filepath.Join(w.CacheDir, "go", "pkg", "mod", "cache", "download", sbxModule, "@v")); err != nil || len(ents) == 0 {
+		if ents, err := os.ReadDir(filepath.Join(w.CacheDir, "go", "pkg", "mod", "cache", "download", sbxModule, "@v")); !ovl && (err != nil || len(ents) == 0) {
 			t.Errorf("the module did not land in the sandbox's module cache: %v", err)
 		}
 		off := s.policy()
@@ -190,8 +216,9 @@ func TestGoBuildUnderTheDefaults(t *testing.T) {
 
 // TestUserCachesStayReadOnly: with the sandbox's caches in place, a
 // command that writes the user's own build cache or module cache is
-// refused and they hash the same after; it writes its own cache dir (the
-// positive control). A second workspace's command cannot write the
+// refused (under namespaces, its writes at the module cache's path land
+// in the workspace's overlay layer instead) and they hash the same
+// after; it writes its own cache dir (the positive control). A second workspace's command cannot write the
 // first's cache dir (its own it can): one workspace cannot poison
 // another's builds.
 func TestUserCachesStayReadOnly(t *testing.T) {
@@ -207,11 +234,33 @@ func TestUserCachesStayReadOnly(t *testing.T) {
 		got, w := tool(s.policy(), "write", filepath.Join(u.gocache, "planted"))
 		wantDenied(t, "write the user's build cache", got)
 		wantAbsent(t, filepath.Join(u.gocache, "planted"))
-		got, _ = tool(s.policy(), "mkdir", filepath.Join(u.modcache, "evil"))
-		wantDenied(t, "mkdir in the user's module cache", got)
-		wantAbsent(t, filepath.Join(u.modcache, "evil"))
-		got, _ = tool(s.policy(), "write", zip)
-		wantDenied(t, "rewrite a module zip of the user's", got)
+		if overlayExpected(t, s, u.home) {
+			// The user's module cache is an overlay there: what the
+			// command writes at its path lands in the workspace's upper
+			// layer, never in the user's files (the hash below).
+			upper := filepath.Join(w.CacheDir+".gomod", "upper")
+			got, _ = tool(s.policy(), "mkdir", filepath.Join(u.modcache, "evil"))
+			wantOK(t, "mkdir in the module cache's overlay", got)
+			wantAbsent(t, filepath.Join(u.modcache, "evil"))
+			if fi, err := os.Stat(filepath.Join(upper, "evil")); err != nil || !fi.IsDir() {
+				t.Errorf("the mkdir through the overlay is not in its upper layer: %v", err)
+			}
+			// A module zip is read-only to its owner: root rewrites it
+			// (the copy in the upper layer), a user cannot.
+			if got, _ = tool(s.policy(), "write", zip); got == "ok" {
+				if _, err := os.Stat(filepath.Join(upper, strings.TrimPrefix(zip, u.modcache))); err != nil {
+					t.Errorf("the rewritten zip is not in the upper layer: %v", err)
+				}
+			} else {
+				wantDenied(t, "rewrite a module zip", got, "EACCES")
+			}
+		} else {
+			got, _ = tool(s.policy(), "mkdir", filepath.Join(u.modcache, "evil"))
+			wantDenied(t, "mkdir in the user's module cache", got)
+			wantAbsent(t, filepath.Join(u.modcache, "evil"))
+			got, _ = tool(s.policy(), "write", zip)
+			wantDenied(t, "rewrite a module zip of the user's", got)
+		}
 		got, _ = tool(s.policy(), "write", filepath.Join(w.CacheDir, "planted"))
 		wantOK(t, "write the sandbox's own cache dir", got)
 		if after := hashTree(t, u.gocache) + hashTree(t, u.modcache); after != before {
@@ -298,5 +347,85 @@ func TestCLICaches(t *testing.T) {
 			t.Errorf("cache prune --all: exit %d stdout %q", code, out)
 		}
 		wantAbsent(t, dir)
+	})
+}
+
+// overlayExpected reports whether a wrap under s shows the user's module
+// cache (in home) through an overlay: under namespaces, where the caches'
+// file system takes an overlay's upper layer (not a container's overlayfs
+// root).
+func overlayExpected(t *testing.T, s *sbx, home string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(home, &st); err != nil {
+		t.Fatal(err)
+	}
+	switch st.Type {
+	case unix.EXT4_SUPER_MAGIC, unix.TMPFS_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
+		return s.runner == "namespaces"
+	}
+	t.Logf("%s: file system %#x, no overlay expected", home, st.Type)
+	return false
+}
+
+// TestOverlayLauncher: the launcher's side of -overlay, given by hand.
+// Under namespaces the directory is shown at its own path with the
+// command's writes in the upper layer and none in the directory itself
+// (the positive control); an overlay the kernel refuses (its lower layer
+// inside its upper one) leaves the directory read-only, says so on
+// stderr, and the command runs; an upper layer that is a symlink is a
+// launcher failure, the command not run. Under landlock, which mounts
+// nothing, -overlay is a launcher failure.
+func TestOverlayLauncher(t *testing.T) {
+	forEachRunner(t, func(t *testing.T, s *sbx) {
+		lower, good, nested, linked := filepath.Join(s.base, "lower"), filepath.Join(s.base, "good"), filepath.Join(s.base, "nested"), filepath.Join(s.base, "linked")
+		inner := filepath.Join(nested, "upper", "lower")
+		for _, d := range []string{lower, filepath.Join(good, "upper"), filepath.Join(good, "work"), inner, filepath.Join(nested, "work"), filepath.Join(linked, "work")} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(filepath.Join(good, "upper"), filepath.Join(linked, "upper")); err != nil {
+			t.Fatal(err)
+		}
+		pol := s.policy()
+		pol.Caches.Off = true // no -overlay of the wrap's own
+		run := func(dir string, argv ...string) ran {
+			low := lower
+			if dir == nested {
+				low = inner
+			}
+			w := s.wrap(pol, argv...)
+			w.Args = withOptions(w.Args, "-overlay", low, "-overlay-dir", dir)
+			return s.spawn(w, nil)
+		}
+		marker := filepath.Join(s.ws, "ran")
+		if s.runner == "namespaces" && !overlayExpected(t, s, s.base) {
+			t.Skipf("%s is on a file system overlayfs does not take as an upper layer: no overlay to mount", s.base)
+		}
+		if s.runner == "landlock" {
+			r := run(good, self(t), toolArg, "write", marker)
+			if r.code != 125 || !strings.HasPrefix(r.stderr, r.w.RunnerFailure.FatalPrefix) || !strings.Contains(r.stderr, "-overlay") {
+				t.Errorf("-overlay under landlock: exit %d stderr %q; want a launcher failure", r.code, r.stderr)
+			}
+			wantAbsent(t, marker)
+			return
+		}
+		r := run(good, self(t), toolArg, "mkdir", filepath.Join(lower, "made"))
+		wantOK(t, "mkdir through the overlay", toolAnswer(t, r))
+		wantAbsent(t, filepath.Join(lower, "made"))
+		if fi, err := os.Stat(filepath.Join(good, "upper", "made")); err != nil || !fi.IsDir() {
+			t.Errorf("the mkdir through the overlay is not in its upper layer: %v", err)
+		}
+		r = run(nested, self(t), toolArg, "mkdir", filepath.Join(inner, "made"))
+		wantDenied(t, "mkdir where the kernel refused the overlay", toolAnswer(t, r), "EROFS")
+		if !strings.Contains(r.stderr, "ns-run: notice: the overlay on "+inner+" could not be mounted") {
+			t.Errorf("a refused overlay: stderr %q, want the notice", r.stderr)
+		}
+		wantAbsent(t, filepath.Join(inner, "made"))
+		r = run(linked, self(t), toolArg, "write", marker)
+		if r.code != 125 || !strings.HasPrefix(r.stderr, r.w.RunnerFailure.FatalPrefix) {
+			t.Errorf("an upper layer that is a symlink: exit %d stderr %q; want a launcher failure", r.code, r.stderr)
+		}
+		wantAbsent(t, marker)
 	})
 }

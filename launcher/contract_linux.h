@@ -105,6 +105,8 @@ enum sbx_opt {
 	SBX_OPT_MAX_PROCESSES,
 	SBX_OPT_MAX_ADDRESS_SPACE,
 	SBX_OPT_TEMP_SIZE,
+	SBX_OPT_OVERLAY,
+	SBX_OPT_OVERLAY_DIR,
 	SBX_OPT_REQUIRE_FULL,
 	SBX_OPT_PROBE,
 	SBX_OPT_SECCOMP,
@@ -138,6 +140,8 @@ struct spec {
 	int nproc;
 	long long as;
 	long long tmpsize;
+	char *overlay;
+	char *overlay_dir;
 	int require_full;
 	int probe;
 	char *seccomp;
@@ -162,6 +166,8 @@ struct spec {
 	X(SBX_OPT_MAX_PROCESSES, "-nproc", SBX_VALUE_NUMBER, 4194304LL, 0, 0, 0, "process count", (long)offsetof(struct spec, nproc), -1L, sizeof(int)) \
 	X(SBX_OPT_MAX_ADDRESS_SPACE, "-as", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, as), -1L, sizeof(long long)) \
 	X(SBX_OPT_TEMP_SIZE, "-tmpsize", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, tmpsize), -1L, sizeof(long long)) \
+	X(SBX_OPT_OVERLAY, "-overlay", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "overlay", (long)offsetof(struct spec, overlay), -1L, sizeof(char *)) \
+	X(SBX_OPT_OVERLAY_DIR, "-overlay-dir", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "overlay dir", (long)offsetof(struct spec, overlay_dir), -1L, sizeof(char *)) \
 	X(SBX_OPT_REQUIRE_FULL, "-full", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, require_full), -1L, sizeof(int)) \
 	X(SBX_OPT_PROBE, "-probe", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, probe), -1L, sizeof(int)) \
 	X(SBX_OPT_SECCOMP, "-seccomp", SBX_VALUE_PROGRAM, 0LL, 0, 0, 0, "seccomp program", (long)offsetof(struct spec, seccomp), -1L, sizeof(char *)) \

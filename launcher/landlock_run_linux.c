@@ -369,6 +369,8 @@ void sbx_landlock_run(const struct spec *s) {
 		sbx_fatal(sbx_token, "no seccomp program in the arguments (-seccomp)");
 	if (s->tmpsize)
 		sbx_fatal(sbx_token, "-tmpsize: landlock-run cannot bound the temp dir (it mounts nothing)");
+	if (s->overlay)
+		sbx_fatal(sbx_token, "-overlay: landlock-run cannot show an overlay (it mounts nothing)");
 	if (s->dir) {
 		int fd = open_strict(s->dir, O_DIRECTORY);
 		if (fd < 0 || fchdir(fd) < 0)

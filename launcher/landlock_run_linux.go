@@ -53,6 +53,9 @@ func landlockRun(args []string) {
 	if spec.TempSize > 0 {
 		fatal(name, token, "-tmpsize: landlock-run cannot bound the temp dir (it mounts nothing)")
 	}
+	if spec.Overlay != "" {
+		fatal(name, token, "-overlay: landlock-run cannot show an overlay (it mounts nothing)")
+	}
 	for _, dir := range spec.Cgroups {
 		if err := joinCgroup(dir); err != nil {
 			fatal(name, token, "%v", err)

@@ -245,6 +245,8 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		return snprintf(err, errlen, "proxied network without the proxy's -port"), -1;
 	if (s->bridge && !s->nports)
 		return snprintf(err, errlen, "-bridge without -port"), -1;
+	if (!s->overlay != !s->overlay_dir)
+		return snprintf(err, errlen, "-overlay and -overlay-dir go together"), -1;
 	s->cmd = args + i;
 	s->ncmd = argc - i;
 	if (s->probe && s->ncmd)

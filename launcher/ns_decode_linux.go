@@ -95,6 +95,12 @@ func cDecode(args []string) (vocab.Spec, error) {
 		if s.notice != nil {
 			spec.Notice = C.GoString(s.notice)
 		}
+		if s.overlay != nil {
+			spec.Overlay = C.GoString(s.overlay)
+		}
+		if s.overlay_dir != nil {
+			spec.OverlayDir = C.GoString(s.overlay_dir)
+		}
 		spec.LandlockABI = int(s.abi)
 		for _, port := range unsafe.Slice(s.ports, s.nports) {
 			spec.Ports = append(spec.Ports, int(port))

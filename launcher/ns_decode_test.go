@@ -34,6 +34,7 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
 			MaxAddressSpace: vocab.MaxBytes, TempSize: 1, Argv: []string{"x"}},
 		{Token: tok, MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608, Argv: []string{"x"}},
+		{Token: tok, Overlay: "/home/u/go/pkg/mod", OverlayDir: "/c/ws.gomod", Argv: []string{"x"}},
 	}
 	for i, s := range specs {
 		args, err := vocab.Encode(vocab.NsRun, s)
@@ -88,6 +89,7 @@ func TestCDecoderRejectsWhatVocabRejects(t *testing.T) {
 		{v, "-net", "deny", "-as", "1152921504606846977", "--", "true"}, {v, "-net", "deny", "-as", "99999999999999999999", "--", "true"},
 		{v, "-net", "deny", "-tmpsize", "-1", "--", "true"}, {v, "-net", "deny", "-tmpsize", "1", "-tmpsize", "1", "--", "true"},
 		{v, "-net", "deny", "-tmpsize", "8M", "--", "true"}, {v, "-net", "deny", "-notice", "a", "-notice", "b", "--", "true"},
+		{v, "-net", "deny", "-overlay", "/m", "--", "true"}, {v, "-net", "deny", "-overlay-dir", "/o", "--", "true"},
 	}
 	for _, args := range cases {
 		_, goErr := vocab.Decode(args)
@@ -131,7 +133,7 @@ func FuzzCDecoder(f *testing.F) {
 func TestDecodersRefusePerOption(t *testing.T) {
 	sample := map[string]string{"-w": "/ws", "-t": "/t", "-r": "/ws/r", "-g": "/ws/g", "-d": "/d", "-u": "/u.sock", "-C": "/ws",
 		"-net": "deny", "-port": "80", "-bridge": "/b.sock", "-cgroup": "/c", "-nproc": "5", "-as": "1024", "-tmpsize": "2048",
-		"-full": "", "-probe": "", "-seccomp": "0600000000ff7f00", "-abi": "7", "-notice": "net: a gap"}
+		"-overlay": "/home/u/go/pkg/mod", "-overlay-dir": "/c/ws.gomod", "-full": "", "-probe": "", "-seccomp": "0600000000ff7f00", "-abi": "7", "-notice": "net: a gap"}
 	for _, o := range vocab.Options {
 		val, ok := sample[o.Name]
 		if !ok {
@@ -145,7 +147,12 @@ func TestDecodersRefusePerOption(t *testing.T) {
 			if o.Name != "-net" {
 				args = append(args, "-net", "deny")
 			}
-			args = append(args, "-port", "8080", "--")
+			args = append(args, "-port", "8080")
+			// Each of the overlay's two options needs the other.
+			if pair := map[string]string{"-overlay": "-overlay-dir", "-overlay-dir": "-overlay"}[o.Name]; pair != "" {
+				args = append(args, pair, sample[pair])
+			}
+			args = append(args, "--")
 			if o.Name != "-probe" {
 				args = append(args, "true")
 			}

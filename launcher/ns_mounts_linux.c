@@ -196,6 +196,62 @@ static int sized_tmpfs(const char *path, long long size) {
 	return mnt;
 }
 
+// overlay_tree returns -overlay as a detached mount (struct sbx_plan,
+// ovl_*): the user's directory its read-only lower layer, the command's
+// writes going to -overlay-dir's upper one. It is made before the pivot
+// into the staging tmpfs, while /proc is the host's and names the plan's
+// descriptors, so no path is resolved again. When the kernel refuses it
+// (a mount below the user's directory, locked in this user namespace; an
+// upper file system overlayfs cannot use; a kernel without overlayfs in
+// user namespaces) it returns -1 and says so on stderr: the directory then
+// stays the host's, read-only like the rest of its tree, and the command
+// runs, confined as ever, with a cache it cannot write.
+static int overlay_tree(const struct spec *s, const struct sbx_plan *p) {
+	if (p->ovl_lower < 0)
+		return -1;
+	char opt[3][32];
+	int fds[3] = {p->ovl_lower, p->ovl_upper, p->ovl_work};
+	for (int i = 0; i < 3; i++)
+		snprintf(opt[i], sizeof opt[i], "/proc/self/fd/%d", fds[i]);
+	const char *step = "fsopen";
+	int fs = syscall(SYS_fsopen, "overlay", 1 /* FSOPEN_CLOEXEC */), mnt = -1;
+	if (fs >= 0) {
+		const char *keys[3] = {"lowerdir", "upperdir", "workdir"};
+		int ok = 1;
+		for (int i = 0; ok && i < 3; i++)
+			if (syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_STRING, keys[i], opt[i], 0) < 0)
+				step = keys[i], ok = 0;
+		if (ok && syscall(SYS_fsconfig, fs, SBX_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
+			step = "userxattr", ok = 0;
+		if (ok && syscall(SYS_fsconfig, fs, SBX_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			step = "create", ok = 0;
+		if (ok && (mnt = syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUID | ATTR_NODEV)) < 0)
+			step = "fsmount";
+		int e = errno;
+		close(fs);
+		errno = e;
+	}
+	if (mnt < 0)
+		fprintf(stderr, "ns-run: notice: the overlay on %s could not be mounted (%s: %s): it stays read-only\n", s->overlay, step,
+		        strerror(errno));
+	return mnt;
+}
+
+// attach_overlay puts the overlay on its mount point, the lower directory
+// in the new root, checked to be the object planned on.
+static void attach_overlay(int newroot, const struct spec *s, const struct sbx_plan *p, int tree) {
+	int target = sbx_open_strict(newroot, s->overlay + 1, O_DIRECTORY, 1);
+	struct stat st;
+	if (target < 0 || fstat(target, &st) < 0)
+		sbx_fatal(sbx_token, "mount point %s: %s", s->overlay, sbx_swapped_or(errno));
+	if (st.st_dev != p->ovl_dev || st.st_ino != p->ovl_ino)
+		sbx_fatal(sbx_token, "mount point %s is not the object planned on: it was replaced during the launch", s->overlay);
+	sbx_must(syscall(SYS_move_mount, tree, "", target, "", SBX_MOVE_MOUNT_F_EMPTY_PATH | SBX_MOVE_MOUNT_T_EMPTY_PATH),
+	         "attach the overlay on", s->overlay);
+	close(target);
+	close(tree);
+}
+
 // Process state: pid 1 reads them once pid 2 execs the command, so they
 // outlive the plan (ns_linux.h).
 struct sbx_watch *sbx_ns_watch;
@@ -295,8 +351,14 @@ static void private_tmp(void) {
 	sbx_must(-1, "mount a private /tmp", NULL);
 }
 
-void ns_build_root(struct sbx_plan *p) {
+void ns_build_root(const struct spec *s, struct sbx_plan *p) {
 	sbx_must(mount("", "/", NULL, MS_REC | MS_SLAVE, NULL), "make / a slave mount", NULL);
+	int overlay = overlay_tree(s, p);
+	int ovl[] = {p->ovl_lower, p->ovl_upper, p->ovl_work};
+	for (int i = 0; i < 3; i++)
+		if (ovl[i] >= 0)
+			close(ovl[i]);
+	p->ovl_lower = p->ovl_upper = p->ovl_work = -1;
 	sbx_must(mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount the staging tmpfs on", "/tmp");
 	sbx_must(mkdir("/tmp" NEWROOT, 0755), "mkdir", NEWROOT);
 	sbx_must(mkdir("/tmp" OLDROOT, 0755), "mkdir", OLDROOT);
@@ -323,6 +385,8 @@ void ns_build_root(struct sbx_plan *p) {
 		sbx_fatal(sbx_token, "plan the mounts: out of memory");
 	for (int i = 0; i < p->nlayers; i++)
 		mount_layer(newroot, &p->layers[i]);
+	if (overlay >= 0)
+		attach_overlay(newroot, s, p, overlay);
 	close(newroot);
 	// Deny-read mounts stayed writable while mount points inside them were
 	// made; now they are sealed, as is /dev's tmpfs.

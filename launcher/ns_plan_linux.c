@@ -435,8 +435,33 @@ static int plan_bound(const struct spec *s, struct sbx_plan *p) {
 	return 0;
 }
 
+// plan_overlay opens -overlay's directories (struct sbx_plan, ovl_*).
+static int plan_overlay(const struct spec *s, struct sbx_plan *p) {
+	if (!s->overlay)
+		return 0;
+	struct stat st;
+	p->ovl_lower = sbx_open_strict(AT_FDCWD, s->overlay, O_DIRECTORY, 0);
+	if (p->ovl_lower < 0 || fstat(p->ovl_lower, &st) < 0)
+		return refuse(p, "plan the overlay: %s: %s", s->overlay, sbx_swapped_or(errno));
+	p->ovl_dev = st.st_dev;
+	p->ovl_ino = st.st_ino;
+	int dfd = sbx_open_strict(AT_FDCWD, s->overlay_dir, O_DIRECTORY, 0);
+	if (dfd < 0)
+		return refuse(p, "plan the overlay: %s: %s", s->overlay_dir, sbx_swapped_or(errno));
+	p->ovl_upper = sbx_open_strict(dfd, "upper", O_DIRECTORY, 1);
+	int e = errno;
+	if (p->ovl_upper >= 0) {
+		p->ovl_work = sbx_open_strict(dfd, "work", O_DIRECTORY, 1);
+		e = errno;
+	}
+	close(dfd);
+	if (p->ovl_upper < 0 || p->ovl_work < 0)
+		return refuse(p, "plan the overlay: %s/%s: %s", s->overlay_dir, p->ovl_upper < 0 ? "upper" : "work", sbx_swapped_or(e));
+	return 0;
+}
+
 int ns_plan(const struct spec *s, struct sbx_plan *p) {
-	*p = (struct sbx_plan){0};
+	*p = (struct sbx_plan){.ovl_lower = -1, .ovl_upper = -1, .ovl_work = -1};
 	for (int i = 0; i <= s->nwritable; i++) {
 		const char *w = i < s->nwritable ? s->writable[i] : s->tempdir;
 		if (!w)
@@ -462,7 +487,7 @@ int ns_plan(const struct spec *s, struct sbx_plan *p) {
 		if (whole < 0 || (whole && plan_read_only(s, p, s->guard[i]) < 0))
 			return -1;
 	}
-	if (plan_unix_sockets(s, p) < 0)
+	if (plan_unix_sockets(s, p) < 0 || plan_overlay(s, p) < 0)
 		return -1;
 	qsort(p->layers, p->nlayers, sizeof *p->layers, layer_cmp);
 	plan_carving(s, p);
@@ -479,6 +504,10 @@ void ns_plan_free(struct sbx_plan *p) {
 	}
 	for (int i = 0; i < p->nguarded; i++)
 		free(p->guarded[i].name);
+	int ovl[] = {p->ovl_lower, p->ovl_upper, p->ovl_work};
+	for (int i = 0; i < 3; i++)
+		if (ovl[i] >= 0)
+			close(ovl[i]);
 	free(p->layers);
 	free(p->guarded);
 	free(p->carved);

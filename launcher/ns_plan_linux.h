@@ -46,13 +46,20 @@ struct guarded {
 // sbx_plan is the plan. layers are sorted shallowest first (the order they
 // are mounted in); carved[i] says whether the deny-read path s->deny[i] is
 // carved out with Landlock as well as hidden by its mount; err holds why
-// ns_plan refused (the text of the fatal line).
+// ns_plan refused (the text of the fatal line). ovl_* are -overlay's
+// directories (the lower one, which is also where it is shown, and
+// -overlay-dir's upper and work), opened without following symlinks, -1
+// without -overlay; ovl_dev and ovl_ino identify the lower one, which the
+// mount point must still be when the overlay goes on it.
 struct sbx_plan {
 	struct layer *layers;
 	int nlayers, caplayers;
 	struct guarded *guarded;
 	int nguarded;
 	int *carved;
+	int ovl_lower, ovl_upper, ovl_work;
+	dev_t ovl_dev;
+	ino_t ovl_ino;
 	char err[512];
 };
 

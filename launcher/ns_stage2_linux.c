@@ -101,7 +101,7 @@ void sbx_ns_stage2(const struct spec *s) {
 	struct sbx_plan plan;
 	if (ns_plan(s, &plan) < 0)
 		sbx_fatal(sbx_token, "%s", plan.err);
-	ns_build_root(&plan);
+	ns_build_root(s, &plan);
 	if (s->dir)
 		ns_enter_dir(s->dir);
 	if (s->net != SBX_NET_MODE_ALLOW)

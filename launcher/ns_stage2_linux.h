@@ -28,13 +28,14 @@
 #define SBX_OPEN_TREE_CLONE 1
 #define SBX_MOVE_MOUNT_F_EMPTY_PATH 0x04
 #define SBX_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define SBX_FSCONFIG_SET_FLAG 0
 #define SBX_FSCONFIG_SET_STRING 1
 #define SBX_FSCONFIG_CMD_CREATE 6
 
 int ns_resolve_error(const char *what, const char *p, char *err, size_t errlen);
 void ns_resolve_failed(const char *what, const char *p);
 struct sbx_plan;
-void ns_build_root(struct sbx_plan *p);
+void ns_build_root(const struct spec *s, struct sbx_plan *p);
 void ns_enter_dir(const char *dir);
 void ns_loopback_up(void);
 void ns_hand_over_ports(const struct spec *s);

@@ -72,6 +72,15 @@ type Spec struct {
 	// that many bytes instead of a bind of TempDir (the namespaces
 	// launcher; landlock-run refuses it).
 	TempSize int64
+	// Overlay is a directory of the user's (Go's module cache) that the
+	// namespaces launcher shows at its own path as an overlay: the
+	// user's files are its read-only lower layer, and what the command
+	// writes there goes to OverlayDir's upper layer, never to the user's
+	// files. Set for the namespaces runner only; landlock-run refuses it.
+	Overlay string
+	// OverlayDir holds the overlay's "upper" and "work" directories, on
+	// one file system; given with Overlay and only with it.
+	OverlayDir string
 	// Argv is the command and its arguments; empty only in probe mode.
 	Argv []string
 }
@@ -116,6 +125,8 @@ const (
 	OptMaxProcesses
 	OptMaxAddressSpace
 	OptTempSize
+	OptOverlay
+	OptOverlayDir
 	OptRequireFull
 	OptProbe
 	OptSeccomp
@@ -200,6 +211,12 @@ var Options = [numOptions]Option{
 	OptTempSize: {Name: "-tmpsize", Key: "TEMP_SIZE", CField: "tmpsize", CType: "long long", Value: Number, Max: MaxBytes, What: "byte count",
 		get: func(s *Spec) []string { return positive(s.TempSize) },
 		set: func(s *Spec, _ string, n int64) { s.TempSize = n }},
+	OptOverlay: {Name: "-overlay", Key: "OVERLAY", CField: "overlay", Value: Text, Path: true, What: "overlay",
+		get: func(s *Spec) []string { return one(s.Overlay) },
+		set: func(s *Spec, v string, _ int64) { s.Overlay = v }},
+	OptOverlayDir: {Name: "-overlay-dir", Key: "OVERLAY_DIR", CField: "overlay_dir", Value: Text, Path: true, What: "overlay dir",
+		get: func(s *Spec) []string { return one(s.OverlayDir) },
+		set: func(s *Spec, v string, _ int64) { s.OverlayDir = v }},
 	OptRequireFull: {Name: "-full", Key: "REQUIRE_FULL", CField: "require_full", Value: Flag,
 		get: func(s *Spec) []string { return flag(s.RequireFull) },
 		set: func(s *Spec, _ string, _ int64) { s.RequireFull = true }},

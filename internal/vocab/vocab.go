@@ -322,6 +322,9 @@ func (s Spec) validate() error {
 	if s.Bridge != "" && len(s.Ports) == 0 {
 		return fmt.Errorf("%w: -bridge without -port", ErrMalformed)
 	}
+	if (s.Overlay == "") != (s.OverlayDir == "") {
+		return fmt.Errorf("%w: -overlay and -overlay-dir go together", ErrMalformed)
+	}
 	if s.Probe && len(s.Argv) != 0 {
 		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)
 	}
