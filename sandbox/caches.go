@@ -106,6 +106,10 @@ type CacheUse struct {
 	// WarmFrom are caches of the user's that the tool reads, never writes
 	// (Go's module downloads, and its build cache through GOCACHEPROG).
 	WarmFrom []string `json:"warm_from,omitempty"`
+	// Overlay is the user's cache the command sees at its own path, with
+	// what it writes there kept in the sandbox's cache (Go's module cache
+	// under the namespaces runner); the user's files are never written.
+	Overlay string `json:"overlay,omitempty"`
 	// Replaced names the caller's variables the wrap dropped because the
 	// tool reads them as one of Env's under another spelling
 	// (NPM_CONFIG_CACHE for npm_config_cache).
@@ -122,6 +126,7 @@ type cachePlan struct {
 	skip     map[string]bool
 	set      map[string]bool // variables Policy.Env.Set gives: the caller's choice stands
 	goWarm   string          // the user's module download cache, for GOPROXY
+	goMod    string          // the user's module cache (goWarm's), as the user's go spells it
 	goProxy  string          // the caller's GOPROXY, after the file:// entry
 	goBuild  string          // the user's build cache, for GOCACHEPROG
 	baseNote string          // why the default dir is unusable
@@ -167,6 +172,9 @@ func planCaches(p Policy, workspace string, callerEnv []string) (*cachePlan, err
 	}
 	if !c.NoWarm && !plan.skip["go"] {
 		plan.goWarm, plan.goProxy = goWarmSource(callerEnv)
+		if plan.goWarm != "" {
+			plan.goMod = filepath.Dir(filepath.Dir(plan.goWarm))
+		}
 		plan.goBuild = goBuildCache(callerEnv)
 	}
 	return plan, nil
@@ -434,11 +442,13 @@ func goWarmProxy(dir, proxy string) string {
 // tool's variables below dir, minus the skipped tools and the variables
 // Policy.Env.Set gives (under any spelling the tool reads), GOPROXY when
 // warm is the user's module download cache, and GOCACHEPROG when prog
-// (the program reading the user's build cache) is not "". Each entry's
+// (the program reading the user's build cache) is not "", and GOMODCACHE
+// as ovl, the user's module cache shown through an overlay, when that is
+// not "" (then no GOPROXY entry: the downloads are there). Each entry's
 // Replaced names the variables of env (the caller's, Policy.Env applied)
 // that the tool would read instead of one the wrap sets: the wrap drops
 // them.
-func (c *cachePlan) cacheEnv(dir, warm, prog string, env []string) (vars []string, uses []CacheUse) {
+func (c *cachePlan) cacheEnv(dir, warm, prog, ovl string, env []string) (vars []string, uses []CacheUse) {
 	if c.off {
 		return nil, nil
 	}
@@ -451,14 +461,20 @@ func (c *cachePlan) cacheEnv(dir, warm, prog string, env []string) (vars []strin
 			if c.set[v] || c.setAlias(v) {
 				continue
 			}
-			u.Env = append(u.Env, v+"="+filepath.Join(dir, filepath.FromSlash(t.Subdirs[i])))
+			val := filepath.Join(dir, filepath.FromSlash(t.Subdirs[i]))
+			if v == "GOMODCACHE" && ovl != "" {
+				val = ovl
+				u.Overlay = ovl
+				u.WarmFrom = append(u.WarmFrom, ovl)
+			}
+			u.Env = append(u.Env, v+"="+val)
 			for _, kv := range env {
 				if name, _, _ := strings.Cut(kv, "="); aliasOf(v, name) && !slices.Contains(u.Replaced, name) {
 					u.Replaced = append(u.Replaced, name)
 				}
 			}
 		}
-		if t.Name == "go" && warm != "" && !c.set["GOPROXY"] {
+		if t.Name == "go" && warm != "" && u.Overlay == "" && !c.set["GOPROXY"] {
 			u.Env = append(u.Env, "GOPROXY="+goWarmProxy(warm, c.goProxy))
 			u.WarmFrom = append(u.WarmFrom, warm)
 		}

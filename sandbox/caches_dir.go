@@ -141,7 +141,8 @@ type CacheDir struct {
 	WorkspaceGone bool `json:"workspace_gone,omitempty"`
 	// LastUsed is when a wrap last used it (zero when unknown).
 	LastUsed time.Time `json:"last_used"`
-	// Size is the bytes of its files (symlinks not followed).
+	// Size is the bytes of its files and of its Go module overlay's
+	// (symlinks not followed).
 	Size int64 `json:"size"`
 }
 
@@ -171,10 +172,11 @@ func ListCaches(root string) ([]CacheDir, error) {
 	}
 	var out []CacheDir
 	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), overlaySuffix) {
 			continue
 		}
-		d := CacheDir{Dir: filepath.Join(root, e.Name()), Size: treeSize(filepath.Join(root, e.Name()))}
+		d := CacheDir{Dir: filepath.Join(root, e.Name())}
+		d.Size = treeSize(d.Dir) + treeSize(d.Dir+overlaySuffix)
 		var m cacheMeta
 		if b, err := os.ReadFile(d.Dir + ".json"); err == nil && json.Unmarshal(b, &m) == nil {
 			d.Workspace, d.LastUsed = m.Workspace, m.LastUsed
@@ -219,7 +221,7 @@ func PruneCaches(root string, unused time.Duration) ([]CacheDir, error) {
 		if !d.WorkspaceGone && unused > 0 && time.Since(d.LastUsed) < unused {
 			continue
 		}
-		if err := removeTemp(d.Dir); err != nil {
+		if err := errors.Join(removeTemp(d.Dir+overlaySuffix), removeTemp(d.Dir)); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d.Dir, err))
 			continue
 		}
@@ -262,7 +264,11 @@ func (w *Wrapped) cacheVars(r *resolved, spec vocab.Spec) []string {
 			}
 		}
 	}
-	vars, uses := c.cacheEnv(dir, warm, prog, r.env)
+	ovl := ""
+	if spec.Overlay != "" {
+		ovl = c.goMod
+	}
+	vars, uses := c.cacheEnv(dir, warm, prog, ovl, r.env)
 	w.CacheDir, w.Caches, w.CacheNote = dir, uses, c.baseNote
 	return vars
 }

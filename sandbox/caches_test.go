@@ -67,7 +67,7 @@ func TestPlanCaches(t *testing.T) {
 
 func TestCacheEnv(t *testing.T) {
 	plan := &cachePlan{skip: map[string]bool{"cargo": true}, set: map[string]bool{"GOCACHE": true}, goProxy: "https://p.example,direct"}
-	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "", nil)
+	vars, uses := plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "", "", nil)
 	for _, want := range []string{"GOPATH=/c/go", "GOMODCACHE=/c/go/pkg/mod", "PIP_CACHE_DIR=/c/pip", "npm_config_cache=/c/npm",
 		"XDG_CACHE_HOME=/c/xdg", "GOPROXY=file:///u/go/pkg/mod/cache/download,https://p.example,direct"} {
 		if !slices.Contains(vars, want) {
@@ -82,8 +82,18 @@ func TestCacheEnv(t *testing.T) {
 	if uses[0].Tool != "go" || !slices.Equal(uses[0].WarmFrom, []string{"/u/go/pkg/mod/cache/download"}) {
 		t.Errorf("uses %+v", uses)
 	}
-	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", "", "", nil); v != nil {
+	if v, _ := (&cachePlan{off: true}).cacheEnv("/c", "", "", "", nil); v != nil {
 		t.Errorf("off: %q", v)
+	}
+	// The user's module cache through an overlay: GOMODCACHE is the
+	// user's path, and no GOPROXY entry (its downloads are there).
+	vars, uses = plan.cacheEnv("/c", "/u/go/pkg/mod/cache/download", "", "/u/go/pkg/mod", nil)
+	if !slices.Contains(vars, "GOMODCACHE=/u/go/pkg/mod") || !slices.Contains(vars, "GOPATH=/c/go") ||
+		slices.ContainsFunc(vars, func(v string) bool { return strings.HasPrefix(v, "GOPROXY=") }) {
+		t.Errorf("overlay: vars %q", vars)
+	}
+	if uses[0].Overlay != "/u/go/pkg/mod" || !slices.Equal(uses[0].WarmFrom, []string{"/u/go/pkg/mod"}) {
+		t.Errorf("overlay: uses %+v", uses[0])
 	}
 }
 
@@ -111,7 +121,7 @@ func TestCacheEnvReplacesAliases(t *testing.T) {
 		{"an alias Env.Set gives stands", &cachePlan{set: map[string]bool{"NPM_CONFIG_CACHE": true}}, "npm", nil, "npm_config_cache", ""},
 	}
 	for _, tc := range cases {
-		vars, uses := tc.plan.cacheEnv("/c", "", "", env)
+		vars, uses := tc.plan.cacheEnv("/c", "", "", "", env)
 		var got []string
 		for _, u := range uses {
 			if u.Tool == tc.tool {
@@ -284,9 +294,14 @@ func TestPruneCaches(t *testing.T) {
 		os.Chmod(filepath.Join(d, "go", "pkg", "mod", "m@v1"), 0o555)
 		os.Symlink(outside, filepath.Join(d, "link"))
 		writeCacheMeta(d+".json", cacheMeta{Workspace: ws, LastUsed: time.Now()})
+		// The module cache overlay's layers: counted and pruned with the
+		// cache dir, never listed as one of their own.
+		write(filepath.Join(d+overlaySuffix, "upper", "m@v2", "g.go"), "package m2")
+		os.Chmod(filepath.Join(d+overlaySuffix, "upper", "m@v2"), 0o555)
+		os.MkdirAll(filepath.Join(d+overlaySuffix, "work", "work"), 0o000)
 	}
 	list, err := ListCaches(root)
-	if err != nil || len(list) != 2 || list[0].Size != int64(len("package m")) {
+	if err != nil || len(list) != 2 || list[0].Size != int64(len("package m")+len("package m2")) {
 		t.Fatalf("list %+v %v", list, err)
 	}
 	pruned, err := PruneCaches(root, time.Hour)
@@ -296,10 +311,97 @@ func TestPruneCaches(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, workspaceKey(keep))); err != nil {
 		t.Errorf("kept cache: %v", err)
 	}
+	if _, err := os.Lstat(filepath.Join(root, workspaceKey(gone)+overlaySuffix)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the pruned cache's overlay layers: %v, want them removed", err)
+	}
 	if _, err := os.Stat(outside); err != nil {
 		t.Errorf("a link's target was removed: %v", err)
 	}
 	if pruned, err = PruneCaches(root, 0); err != nil || len(pruned) != 1 {
 		t.Errorf("prune all: %+v %v", pruned, err)
+	}
+}
+
+// overlayRunner is a specRunner whose launcher mounts overlays.
+type overlayRunner struct{ specRunner }
+
+func (*overlayRunner) traits() traits { return traits{overlays: true} }
+
+// TestWrapModCacheOverlay: a runner that mounts shows the user's module
+// cache at its own path (GOMODCACHE the user's, no GOPROXY entry, the
+// overlay's private dirs made beside the cache dir), and only where the
+// overlay hides nothing the policy placed and the module cache is not
+// the command's to write; a runner that does not mount, a given cache
+// dir, Env.Set of GOMODCACHE and NoWarm keep the workspace's own module
+// cache.
+func TestWrapModCacheOverlay(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	home := t.TempDir()
+	mod := filepath.Join(home, "go", "pkg", "mod")
+	os.MkdirAll(filepath.Join(mod, "cache", "download"), 0o755)
+	os.MkdirAll(filepath.Join(mod, "inside"), 0o755)
+	cases := []struct {
+		name    string
+		mounts  bool
+		ws      string
+		change  func(*Policy)
+		overlay bool
+	}{
+		{"a runner that mounts", true, "", nil, true},
+		{"a runner that does not", false, "", nil, false},
+		{"a writable root inside the module cache", true, "", func(p *Policy) { p.WritableRoots = []string{filepath.Join(mod, "inside")} }, false},
+		{"a deny-read path inside it", true, "", func(p *Policy) { p.DenyRead = []string{filepath.Join(mod, "inside")} }, false},
+		{"the module cache inside the workspace", true, home, nil, false},
+		{"a given cache dir", true, "", func(p *Policy) { p.Caches.Dir = filepath.Join(t.TempDir(), "c") }, false},
+		{"GOMODCACHE set", true, "", func(p *Policy) { p.Env.Set = map[string]string{"GOMODCACHE": "/m"} }, false},
+		{"no warming", true, "", func(p *Policy) { p.Caches.NoWarm = true }, false},
+	}
+	for _, tc := range cases {
+		var r runner = &specRunner{fakeRunner: fakeRunner{n: "fake"}}
+		if tc.mounts {
+			r = &overlayRunner{specRunner{fakeRunner: fakeRunner{n: "fake"}}}
+		}
+		ws := tc.ws
+		if ws == "" {
+			ws = t.TempDir()
+		}
+		pol := Policy{Mode: WorkspaceWrite, Workspace: ws}
+		if tc.change != nil {
+			tc.change(&pol)
+		}
+		p := &Provider{cands: []runner{r}, fsys: osFS{}}
+		w, err := p.Wrap(context.Background(), Request{Argv: []string{"true"}, Env: []string{"HOME=" + home}, Policy: pol})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		w.Cleanup()
+		var spec vocab.Spec
+		switch r := r.(type) {
+		case *overlayRunner:
+			spec = r.spec
+		case *specRunner:
+			spec = r.spec
+		}
+		got := spec.Overlay != ""
+		if got != tc.overlay {
+			t.Errorf("%s: overlay %q, want one: %v", tc.name, spec.Overlay, tc.overlay)
+			continue
+		}
+		if !got {
+			if envValue(w.Env, "GOMODCACHE") == mod {
+				t.Errorf("%s: GOMODCACHE is the user's without an overlay", tc.name)
+			}
+			continue
+		}
+		if spec.Overlay != mod || spec.OverlayDir != w.CacheDir+overlaySuffix || envValue(w.Env, "GOMODCACHE") != mod ||
+			envValue(w.Env, "GOPROXY") != "" || w.Caches[0].Overlay != mod {
+			t.Errorf("%s: spec %q %q, GOMODCACHE %q, GOPROXY %q, report %+v", tc.name, spec.Overlay, spec.OverlayDir,
+				envValue(w.Env, "GOMODCACHE"), envValue(w.Env, "GOPROXY"), w.Caches[0])
+		}
+		for _, d := range []string{spec.OverlayDir, filepath.Join(spec.OverlayDir, "upper"), filepath.Join(spec.OverlayDir, "work")} {
+			if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s: %s: %v, want a private directory", tc.name, d, err)
+			}
+		}
 	}
 }

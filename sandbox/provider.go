@@ -128,7 +128,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		w.Cleanup()
 		return nil, err
 	}
-	spec := buildSpec(policy, temp, limits, net)
+	spec := buildSpec(policy, temp, limits, net, goModOverlay(run, r, policy, temp))
 	l, err := run.prepare(ctx, spec)
 	if err != nil {
 		w.Cleanup()

@@ -50,6 +50,10 @@ type traits struct {
 	// recordsRefusals: its launcher records the refusals its guard or
 	// supervisor makes on the descriptor vocab.RefusalsEnv names.
 	recordsRefusals bool
+	// overlays: its launcher mounts an overlay (vocab.Spec.Overlay), so
+	// the user's Go module cache can be shown at its own path with the
+	// command's writes kept apart (goModOverlay).
+	overlays bool
 }
 
 // portMode is how a runner holds a command to loopback TCP ports.

@@ -88,7 +88,7 @@ func guardedNames(spec vocab.Spec, lstat func(string) (os.FileInfo, error)) []st
 // a tmpfs of its own.
 func (namespacesRunner) traits() traits {
 	return traits{deniesTempParent: true, ports: portsBridged, limits: limitTraits{launcher: true, usernsNproc: true, tmpfs: true},
-		recordsRefusals: true}
+		recordsRefusals: true, overlays: true}
 }
 
 func (n namespacesRunner) prepare(_ context.Context, spec vocab.Spec) (launch, error) {

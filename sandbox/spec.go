@@ -48,12 +48,13 @@ type launcherPart struct {
 
 // buildSpec is the provider's Spec for one wrap: the policy's part
 // (grants) with the temp dir's, the limits' and the network's.
-func buildSpec(policy vocab.Spec, temp tempPart, limits limitPart, net netPart) vocab.Spec {
+func buildSpec(policy vocab.Spec, temp tempPart, limits limitPart, net netPart, ovl overlayPart) vocab.Spec {
 	s := policy
 	s.TempDir = temp.dir
 	s.DenyRead = append(append([]string(nil), policy.DenyRead...), temp.denyRead...)
 	s.Cgroups, s.MaxProcesses, s.MaxAddressSpace, s.TempSize = limits.cgroups, limits.nproc, limits.as, limits.tmpsize
 	s.Network, s.Ports, s.Bridge = net.mode, net.ports, net.bridge
+	s.Overlay, s.OverlayDir = ovl.lower, ovl.dir
 	return s
 }
 
