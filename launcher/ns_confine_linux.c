@@ -26,7 +26,7 @@
 
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
-#include "landlock_sys_linux.h"
+#include "shared_landlock_sys_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_linux.h"
 

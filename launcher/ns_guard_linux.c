@@ -104,7 +104,7 @@
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
-#include "seal_linux.h"
+#include "shared_seal_linux.h"
 #include "shared_linux.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND

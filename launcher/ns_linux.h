@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-#include "contract_linux.h"
+#include "shared_contract_linux.h"
 #include "shared_linux.h"
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // sbx_ns_bridge is stage 1's connection to the provider's bridge (-bridge),
 // made while the host's tree is in view, or -1. Stage 2 sends the loopback
