@@ -101,9 +101,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ns_confine_linux.h"
+#include "ns_guard_linux.h"
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
 #include "shared_seal_linux.h"
 #include "shared_linux.h"
 

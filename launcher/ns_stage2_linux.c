@@ -65,7 +65,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns_confine_linux.h"
+#include "ns_guard_linux.h"
 #include "ns_linux.h"
+#include "ns_mounts_linux.h"
+#include "ns_net_linux.h"
 #include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
 #include "shared_seal_linux.h"

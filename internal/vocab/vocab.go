@@ -86,8 +86,8 @@ const Version = "sandbox-local/7"
 // the provider its loopback listeners (-bridge): one seqpacket message,
 // "BridgeHello TOKEN PORT...", space-separated, with one listening TCP
 // socket per port in SCM_RIGHTS, in the same order; the provider answers
-// "ok" once it serves them. launcher/ns_linux.h defines it for C, and a
-// test holds the two together.
+// "ok" once it serves them. The C side reads it from
+// launcher/shared_contract_linux.h, which CHeader generates.
 const BridgeHello = "sandbox-local-bridge/1"
 
 // TokenEnv is the environment variable that carries the wrap's token to
