@@ -4,7 +4,7 @@ package launcher
 
 // The landlock launcher in a binary without cgo (CGO_ENABLED=0), where no C
 // constructor splits the process before the Go runtime starts
-// (landlock_start_linux.c, supervise_linux.c). The same three roles, each
+// (landlock_start_linux.c, landlock_supervise_linux.c). The same three roles, each
 // a re-execution of the binary (/proc/self/exe, so the same file even if
 // its name was replaced meanwhile):
 //
@@ -19,7 +19,7 @@ package launcher
 //     its own, is the command's subreaper, and stays outside the command's
 //     Landlock domain (with Landlock's signal scoping the command cannot
 //     signal it; Landlock never lets a domain ptrace out of itself). It
-//     answers the command's metadata calls (metadata_chain_linux.go) with
+//     answers the command's metadata calls (landlock_chain_metadata_linux.go) with
 //     no capability. When the command ends it kills every process left;
 //     when the relay dies (SIGKILL included: the relay's end of a pipe
 //     closes) it kills the command and all it started.

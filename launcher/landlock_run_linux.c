@@ -1,11 +1,11 @@
-// landlock-run in C: the launcher the supervisor forks (supervise_linux.c)
+// landlock-run in C: the launcher the supervisor forks (landlock_supervise_linux.c)
 // confines itself and execs the command without ever starting the Go
 // runtime, which cost a launch about 2.6 ms (docs/performance.md). It is
 // the Go launcher (landlock_run_linux.go, landlock_linux.go,
 // landlock_rules.go) step for step, and that one runs in a build
 // without cgo:
 //
-//   1. decode the arguments (ns_decode_linux.c, held to internal/vocab),
+//   1. decode the arguments (shared_decode_linux.c, held to internal/vocab),
 //      once, in the constructor, before the supervisor forks;
 //   2. check: the kernel's Landlock ABI, read as go-landlock and the
 //      provider read it (the signal scoping erratum), must be the one the
@@ -17,15 +17,15 @@
 //   5. plan the Landlock rules (sbx_ll_make_plan, the Go planFS: a test
 //      runs both on the same trees) and add them, each from a descriptor
 //      opened as its class says, then restrict this process;
-//   6. seal (seal_linux.c): no capability, no descriptor beyond stdio, the
+//   6. seal (shared_seal_linux.c): no capability, no descriptor beyond stdio, the
 //      seccomp program loaded with a listener, which goes to the
-//      supervisor (its metadata calls, metadata_linux.c);
+//      supervisor (its metadata calls, landlock_metadata_linux.c);
 //   7. answer the probe, or print the notice, reset the signal state, give
 //      back the held variables, and exec the command.
 //
 // The rights and devices come from package llrights
 // (landlock_rights_linux.h), the texts and levels from package vocab
-// (contract_linux.h): nothing here is a second definition of a fact.
+// (shared_contract_linux.h): nothing here is a second definition of a fact.
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -43,10 +43,10 @@
 
 #include "landlock_rights_linux.h"
 #include "landlock_run_linux.h"
-#include "landlock_sys_linux.h"
-#include "seal_linux.h"
+#include "shared_landlock_sys_linux.h"
+#include "shared_seal_linux.h"
 #include "shared_linux.h"
-#include "supervise_linux.h"
+#include "landlock_supervise_linux.h"
 
 // ---- the plan (planFS) ----
 

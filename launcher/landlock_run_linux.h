@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // The classes of a grant: how its path is opened when the rule is added
 // (the Go plan's grantClass, in the same order).
@@ -43,7 +43,7 @@ void sbx_ll_make_plan(const struct spec *s, char **ptys, int nptys, struct sbx_l
 void sbx_ll_free_plan(struct sbx_ll_plan *p);
 
 // sbx_landlock_run is landlock-run in the process its supervisor forked
-// (supervise_linux.c), on the arguments the constructor decoded: check, confine (Landlock, capabilities,
+// (landlock_supervise_linux.c), on the arguments the constructor decoded: check, confine (Landlock, capabilities,
 // descriptors, seccomp with its listener handed to the supervisor), and
 // exec the command in place. Every failure before exec is fatal: one
 // signed line, exit 125.

@@ -1,6 +1,6 @@
 // Start-up of the landlock-run launcher, in C, before (and instead of) the
 // Go runtime: the constructor takes the wrap's token out of the
-// environment, starts the supervisor (supervise_linux.c), which forks
+// environment, starts the supervisor (landlock_supervise_linux.c), which forks
 // twice (this process stays a relay in C, a supervisor in C ends whatever
 // the command leaves behind), and in the third process, the launcher, runs
 // landlock-run itself (landlock_run_linux.c), which execs the command. The
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract_linux.h"
+#include "shared_contract_linux.h"
 #include "landlock_run_linux.h"
 #include "shared_linux.h"
-#include "supervise_linux.h"
+#include "landlock_supervise_linux.h"
 
 // take_token moves the token from the environment into sbx_token: the
 // command never sees it, and /proc/PID/environ, which shows the original

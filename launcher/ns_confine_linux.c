@@ -24,10 +24,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns_confine_linux.h"
 #include "ns_linux.h"
+#include "ns_paths_linux.h"
 #include "ns_plan_linux.h"
-#include "landlock_sys_linux.h"
-#include "ns_stage2_linux.h"
+#include "shared_landlock_sys_linux.h"
 #include "shared_linux.h"
 
 // ns_landlock_abi is the kernel's Landlock ABI as the kernel states it.

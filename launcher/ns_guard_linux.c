@@ -101,10 +101,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ns_confine_linux.h"
+#include "ns_guard_linux.h"
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
-#include "seal_linux.h"
+#include "shared_seal_linux.h"
 #include "shared_linux.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND

@@ -15,9 +15,8 @@ package launcher
 #include <time.h>
 #include <unistd.h>
 
-#include "ns_linux.h"
+#include "ns_guard_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
 
 // sbx_guard_lifetime runs the guard's loop (ns_guard_serve) on the listener
 // of a filter whose only process, a child of this one, blocks in pause():

@@ -1,12 +1,14 @@
-// Shared by the C stages of ns-run (ns_stage1_linux.c, and stage 2: ns_stage2_linux.c and the files of its sections).
+// What ns-run's stage 1 (ns_stage1_linux.c) and stage 2 (ns_stage2_linux.c
+// and the files of its sections) share: the bridge stage 1 connected, the
+// mounts pid 1 watches. What a stage exports is in its own header.
 #ifndef SBX_NS_LINUX_H
 #define SBX_NS_LINUX_H
 
 #include <stddef.h>
 
-#include "contract_linux.h"
+#include "shared_contract_linux.h"
 #include "shared_linux.h"
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // sbx_ns_bridge is stage 1's connection to the provider's bridge (-bridge),
 // made while the host's tree is in view, or -1. Stage 2 sends the loopback
@@ -30,9 +32,5 @@ struct sbx_watch {
 // read by pid 1 once the command runs.
 extern struct sbx_watch *sbx_ns_watch;
 extern int sbx_ns_nwatch;
-
-// sbx_ns_stage2 is stage 2, run as pid 2 on the spec stage 1 decoded:
-// build the root, confine, exec the command. It never returns.
-void sbx_ns_stage2(const struct spec *spec) __attribute__((noreturn));
 
 #endif

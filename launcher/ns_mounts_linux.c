@@ -25,13 +25,34 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_mounts_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+#define SBX_OPEN_TREE_CLONE 1
+#define SBX_MOVE_MOUNT_F_EMPTY_PATH 0x04
+#define SBX_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define SBX_FSCONFIG_SET_FLAG 0
+#define SBX_FSCONFIG_SET_STRING 1
+#define SBX_FSCONFIG_CMD_CREATE 6
 struct sbx_mount_attr {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
 };

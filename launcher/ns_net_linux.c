@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
-#include "ns_stage2_linux.h"
+#include "ns_net_linux.h"
 #include "shared_linux.h"
 
 void ns_loopback_up(void) {

@@ -52,7 +52,7 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
-#include "ns_stage2_linux.h"
+#include "ns_paths_linux.h"
 #include "shared_linux.h"
 
 // ns_resolve_error is -1, with the reason in err, unless errno says the

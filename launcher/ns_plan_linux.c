@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "ns_linux.h"
+#include "ns_paths_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
 #include "shared_linux.h"
 
 // refuse records why the plan is refused, and returns -1.

@@ -3,9 +3,9 @@
 package launcher
 
 /*
+#include "ns_guard_linux.h"
 #include "ns_linux.h"
 #include "ns_plan_linux.h"
-#include "ns_stage2_linux.h"
 */
 import "C"
 

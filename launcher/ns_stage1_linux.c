@@ -50,6 +50,7 @@
 
 #include "shared_linux.h"
 #include "ns_linux.h"
+#include "ns_stage2_linux.h"
 
 // Process state, set once by stage 1 and read by every stage after it
 // (ns_linux.h says what it holds).

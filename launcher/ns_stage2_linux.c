@@ -3,8 +3,8 @@
 // (sbx_ns_stage2, at the end); each lives in its own file:
 //
 //   1. stage 1 (ns_stage1_linux.c) has decoded the launcher vocabulary
-//      with ns_decode_linux.c (internal/vocab: the Go definition;
-//      ns_decode_test.go checks this decoder against it), before any
+//      with shared_decode_linux.c (internal/vocab: the Go definition;
+//      shared_decode_test.go checks this decoder against it), before any
 //      namespace; this stage takes that one decoding;
 //   2. ns_plan_linux.c: plans, while the host's tree is still in view,
 //      what will be mounted, carved and guarded (a struct sbx_plan, which
@@ -30,13 +30,13 @@
 //   4. ns_net_linux.c: brings up loopback in the new network namespace,
 //      and hands the listeners of the loopback ports to the provider;
 //   5. ns_confine_linux.c: confines the allowed UNIX sockets and carves
-//      the deny-read paths with Landlock; then (seal_linux.c) empties
+//      the deny-read paths with Landlock; then (shared_seal_linux.c) empties
 //      every capability set, marks descriptors close-on-exec, sets
 //      no_new_privs and loads the seccomp program the provider compiled for this very spec
 //      (-seccomp: the filter is defined once, in Go); with guarded names
 //      (-g), it first forks the guard, which then answers the filter's
 //      notifications of every creating call (ns_guard_linux.c);
-//   6. here, with seal_linux.c (shared with landlock-run): resets the
+//   6. here, with shared_seal_linux.c (shared with landlock-run): resets the
 //      signal mask and dispositions, and execs the command in place (127 /
 //      126 when it cannot, as the Go launcher does).
 //
@@ -65,10 +65,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns_confine_linux.h"
+#include "ns_guard_linux.h"
 #include "ns_linux.h"
+#include "ns_mounts_linux.h"
+#include "ns_net_linux.h"
 #include "ns_plan_linux.h"
 #include "ns_stage2_linux.h"
-#include "seal_linux.h"
+#include "shared_seal_linux.h"
 #include "shared_linux.h"
 
 // require_full refuses what the provider would report as gaps and the plan

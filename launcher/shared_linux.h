@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <sys/types.h>
 
-#include "contract_linux.h"
+#include "shared_contract_linux.h"
 
 // sbx_name is the running C launcher's name (SBX_NS_RUN or
 // SBX_LANDLOCK_RUN), set by its constructor before anything can fail: the

@@ -1,10 +1,10 @@
 // Package metarules is the one home of the facts the landlock runner's two
-// metadata supervisors hold: the C one (launcher/metadata_linux.c, cgo
-// builds) and the Go one (launcher/metadata_chain_linux.go, builds without
+// metadata supervisors hold: the C one (launcher/landlock_metadata_linux.c, cgo
+// builds) and the Go one (launcher/landlock_chain_metadata_linux.go, builds without
 // cgo). Both answer the metadata calls the landlock seccomp profile hands
 // them (internal/seccompfilter/gen's Notified and these ioctl requests)
 // with the same limits and the same refusals; the C side reads them from
-// launcher/metadata_rules_linux.h, which CHeader writes (go generate
+// launcher/landlock_metadata_rules_linux.h, which CHeader writes (go generate
 // ./launcher), and a test in package launcher fails when it is stale.
 package metarules
 

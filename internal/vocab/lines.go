@@ -10,7 +10,7 @@ import (
 // winacl.LaunchError). sandbox-run exits with it too when it failed before
 // starting the command. The one definition: every launcher, the CLI and
 // the provider's runner-failure rules use it, and ns-run gets it from
-// contract_linux.h (SBX_FATAL_EXIT).
+// shared_contract_linux.h (SBX_FATAL_EXIT).
 const FatalExit = 125
 
 // NoCgoReason is why the namespaces runner does not work in a binary
@@ -24,7 +24,7 @@ const NoCgoReason = "this binary was built with CGO_ENABLED=0; the namespaces ru
 // and the shells give them: not found, and found but not executable. They
 // are not launcher failures: the confinement was in place and the command
 // was looked up in it. Every launcher uses these (ns-run through
-// contract_linux.h).
+// shared_contract_linux.h).
 const (
 	ExitNotFound      = 127
 	ExitNotExecutable = 126

@@ -64,7 +64,7 @@
 // The options are one table, [Options] in spec.go beside [Spec] (name,
 // value kind, bound, repeatable or not, path or not, its C field): Encode
 // writes, Decode reads and checks from it, and [CHeader] generates from it
-// the C decoder's table and its struct spec (launcher/contract_linux.h),
+// the C decoder's table and its struct spec (launcher/shared_contract_linux.h),
 // so a new option is one field and one row there, and where each launcher
 // applies it.
 package vocab
@@ -86,8 +86,8 @@ const Version = "sandbox-local/7"
 // the provider its loopback listeners (-bridge): one seqpacket message,
 // "BridgeHello TOKEN PORT...", space-separated, with one listening TCP
 // socket per port in SCM_RIGHTS, in the same order; the provider answers
-// "ok" once it serves them. launcher/ns_linux.h defines it for C, and a
-// test holds the two together.
+// "ok" once it serves them. The C side reads it from
+// launcher/shared_contract_linux.h, which CHeader generates.
 const BridgeHello = "sandbox-local-bridge/1"
 
 // TokenEnv is the environment variable that carries the wrap's token to

@@ -346,7 +346,7 @@ func addRules(f *seccomp.ScmpFilter, k programKey) error {
 // supervisor (SECCOMP_RET_USER_NOTIF), besides fchmodat2: the ones that
 // change a file's metadata, which Landlock cannot confine. The supervisor
 // makes them itself beneath a writable root and refuses them elsewhere
-// (launcher/metadata_linux.c), as it does the inode-flag ioctls
+// (launcher/landlock_metadata_linux.c), as it does the inode-flag ioctls
 // (notifiedIoctls). setxattrat and removexattrat, which pass their
 // arguments in a struct, answer ENOSYS (the C library falls back).
 var Notified = []string{
@@ -457,7 +457,7 @@ func addModeRules(f *seccomp.ScmpFilter, profile Profile, add func(string, secco
 	if profile == Landlock {
 		// Landlock governs no metadata: the launcher's supervisor makes
 		// these calls itself, beneath a writable root only, and refuses
-		// the setuid and setgid bits there (launcher/metadata_linux.c).
+		// the setuid and setgid bits there (launcher/landlock_metadata_linux.c).
 		// An unconditional rule would override the mode rules below.
 		for _, name := range Notified {
 			if err := add(name, seccomp.ActNotify); err != nil {

@@ -1,14 +1,14 @@
 // The Landlock system calls as both C launchers make them (ns-run's
 // rulesets in ns_confine_linux.c, landlock-run's in landlock_run_linux.c).
-#ifndef SBX_LANDLOCK_SYS_LINUX_H
-#define SBX_LANDLOCK_SYS_LINUX_H
+#ifndef SBX_SHARED_LANDLOCK_SYS_LINUX_H
+#define SBX_SHARED_LANDLOCK_SYS_LINUX_H
 
 #include <stdint.h>
 #include <sys/syscall.h>
 
 // The few Landlock definitions the C launchers need, spelled out: the
 // build host's headers may predate them. The ABI levels and the access
-// rights are contract_linux.h's.
+// rights are shared_contract_linux.h's.
 #define SBX_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #define SBX_LANDLOCK_RULE_PATH_BENEATH 1
 #ifndef SYS_landlock_create_ruleset

@@ -3,7 +3,7 @@
 package launcher
 
 // The metadata calls the chain's supervisor makes for the command: the Go
-// form of metadata_linux.c, for a binary without cgo. The rule is the
+// form of landlock_metadata_linux.c, for a binary without cgo. The rule is the
 // same, and so are the tests (integration's TestMetadataConfinedToTheWritableRoots):
 //
 //   - it opens the object the call names the way the kernel would for the

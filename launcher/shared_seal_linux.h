@@ -2,10 +2,10 @@
 // once their own confinement is in place: capabilities, descriptors, the
 // seccomp program, the terminal, the signal state, the environment, the
 // probe's answer, and the exec of the command.
-#ifndef SBX_SEAL_LINUX_H
-#define SBX_SEAL_LINUX_H
+#ifndef SBX_SHARED_SEAL_LINUX_H
+#define SBX_SHARED_SEAL_LINUX_H
 
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // sbx_set_limits sets the command's resource limits the spec carries
 // (-nproc: RLIMIT_NPROC; -as: RLIMIT_AS), soft and hard, so that the

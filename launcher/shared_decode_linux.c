@@ -1,6 +1,6 @@
 // The vocabulary: the C decoder of internal/vocab, driven by the option
-// table vocab generates (SBX_OPTIONS in contract_linux.h) and held to
-// vocab.Decode by ns_decode_test.go; ns-run's stage 1 and landlock-run
+// table vocab generates (SBX_OPTIONS in shared_contract_linux.h) and held to
+// vocab.Decode by shared_decode_test.go; ns-run's stage 1 and landlock-run
 // (landlock_start_linux.c) both decode with it, once, in their
 // constructors.
 
@@ -27,9 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ns_linux.h"
-#include "ns_stage2_linux.h"
 #include "shared_linux.h"
+#include "shared_spec_linux.h"
 
 // clean_abs reports whether p is absolute, clean (what Go's path.Clean
 // leaves unchanged) and not empty.

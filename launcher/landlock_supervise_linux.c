@@ -49,9 +49,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "metadata_linux.h"
+#include "landlock_metadata_linux.h"
 #include "shared_linux.h"
-#include "supervise_linux.h"
+#include "landlock_supervise_linux.h"
 
 #define SV_NAME SBX_LANDLOCK_RUN
 
@@ -173,7 +173,7 @@ static int sv_take_listener(int sock) {
 static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock) __attribute__((noreturn));
 static void sv_supervise(pid_t cmd, int sfd, int relayfd, int childfd, int sock) {
 	// fds[2] is the socket the launcher sends the seccomp listener on,
-	// then the listener (metadata_linux.c); -1 once it is gone.
+	// then the listener (landlock_metadata_linux.c); -1 once it is gone.
 	struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN}, {.fd = relayfd, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
 	int listening = 0;
 	int status = 0, done = 0;
@@ -320,7 +320,7 @@ void sbx_landlock_supervise(const char *token, const struct spec *s) {
 		sv_fatal("fork the launcher: %s", strerror(errno));
 	if (cmd > 0) {
 		// No capability: the metadata calls it makes for the command are
-		// held to the command's own owner checks (metadata_linux.c).
+		// held to the command's own owner checks (landlock_metadata_linux.c).
 		struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 		struct __user_cap_data_struct none[2];
 		memset(none, 0, sizeof none);

@@ -11,8 +11,8 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// The C stage of ns-run decodes the vocabulary itself (no Go runs there);
-// these hold its decoder to the one definition in internal/vocab.
+// The C launchers (ns-run, landlock-run) decode the vocabulary themselves
+// (no Go runs there); these hold their decoder to the one definition in internal/vocab.
 
 const tok = "0123456789abcdef0123456789abcdef"
 

@@ -10,15 +10,15 @@ import (
 )
 
 // TestGeneratedHeadersAreCurrent: the C starts read the launcher contract
-// from contract_linux.h, which package vocab generates, and the C metadata
-// supervisor its limits and answers from metadata_rules_linux.h, which
+// from shared_contract_linux.h, which package vocab generates, and the C metadata
+// supervisor its limits and answers from landlock_metadata_rules_linux.h, which
 // package metarules generates (for it and the Go supervisor both); a
 // change on the Go side must reach the C side.
 func TestGeneratedHeadersAreCurrent(t *testing.T) {
 	for name, want := range map[string]string{
-		"contract_linux.h":        vocab.CHeader(),
-		"metadata_rules_linux.h":  metarules.CHeader(),
-		"landlock_rights_linux.h": llrights.CHeader(),
+		"shared_contract_linux.h":         vocab.CHeader(),
+		"landlock_metadata_rules_linux.h": metarules.CHeader(),
+		"landlock_rights_linux.h":         llrights.CHeader(),
 	} {
 		b, err := os.ReadFile(name)
 		if err != nil {

@@ -1,9 +1,9 @@
-// The supervised start of landlock-run (supervise_linux.c), called from its
+// The supervised start of landlock-run (landlock_supervise_linux.c), called from its
 // C constructor (landlock_start_linux.c).
-#ifndef SBX_SUPERVISE_LINUX_H
-#define SBX_SUPERVISE_LINUX_H
+#ifndef SBX_LANDLOCK_SUPERVISE_LINUX_H
+#define SBX_LANDLOCK_SUPERVISE_LINUX_H
 
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // sbx_landlock_supervise splits the process the consumer spawned into three:
 //

@@ -3,8 +3,8 @@
 // clang-format off
 // The launcher contract shared by Go and C (go generate ./launcher).
 
-#ifndef SBX_CONTRACT_LINUX_H
-#define SBX_CONTRACT_LINUX_H
+#ifndef SBX_SHARED_CONTRACT_LINUX_H
+#define SBX_SHARED_CONTRACT_LINUX_H
 
 #include <stddef.h>
 

@@ -53,9 +53,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "metadata_linux.h"
-#include "metadata_rules_linux.h"
-#include "ns_linux.h"
+#include "landlock_metadata_linux.h"
+#include "landlock_metadata_rules_linux.h"
 #include "shared_linux.h"
 
 #ifndef SYS_fchmodat2

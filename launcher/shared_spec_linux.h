@@ -1,12 +1,12 @@
 // The decoder of the launcher argv, shared by both C launchers (ns-run,
-// landlock-run): ns_decode_linux.c. struct spec, what it decodes into, is
-// generated from the option table (contract_linux.h).
-#ifndef SBX_SPEC_LINUX_H
-#define SBX_SPEC_LINUX_H
+// landlock-run): shared_decode_linux.c. struct spec, what it decodes into, is
+// generated from the option table (shared_contract_linux.h).
+#ifndef SBX_SHARED_SPEC_LINUX_H
+#define SBX_SHARED_SPEC_LINUX_H
 
 #include <stddef.h>
 
-#include "contract_linux.h"
+#include "shared_contract_linux.h"
 
 // sbx_decode parses args (argv without argv[0]) into s; on failure it
 // returns -1 with the reason in err.

@@ -3,8 +3,8 @@
 // clang-format off
 // The metadata supervisor's rules, shared by its C and Go forms (go generate ./launcher).
 
-#ifndef SBX_METADATA_RULES_LINUX_H
-#define SBX_METADATA_RULES_LINUX_H
+#ifndef SBX_LANDLOCK_METADATA_RULES_LINUX_H
+#define SBX_LANDLOCK_METADATA_RULES_LINUX_H
 
 // The inode-flag ioctl requests, on their low 32 bits.
 #define SBX_META_IOC_SETFLAGS 0x40086602U

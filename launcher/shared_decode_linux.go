@@ -4,7 +4,7 @@ package launcher
 
 /*
 #include <stdlib.h>
-#include "ns_linux.h"
+#include "shared_spec_linux.h"
 */
 import "C"
 
@@ -15,7 +15,7 @@ import (
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 )
 
-// withCSpec runs the C stage's decoder (ns_decode_linux.c) on args and,
+// withCSpec runs the C launchers' decoder (shared_decode_linux.c) on args and,
 // when it accepts them, calls use with the decoded spec while the strings
 // it points into are alive; it returns the decoder's refusal.
 func withCSpec(args []string, use func(*C.struct_spec)) error {
@@ -50,7 +50,7 @@ func withCSpec(args []string, use func(*C.struct_spec)) error {
 	return nil
 }
 
-// cDecode runs the C stage's decoder on args, for the test that holds it
+// cDecode runs the C launchers' decoder on args, for the test that holds it
 // to the Go definition in internal/vocab.
 func cDecode(args []string) (vocab.Spec, error) {
 	var spec vocab.Spec

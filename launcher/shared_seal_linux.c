@@ -1,5 +1,5 @@
 // The last steps both C launchers take before the command: see
-// seal_linux.h.
+// shared_seal_linux.h.
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "seal_linux.h"
+#include "shared_seal_linux.h"
 #include "shared_linux.h"
 
 void sbx_drop_capabilities(int bounding_must) {
@@ -123,7 +123,7 @@ void sbx_probe(const struct spec *s, int metadata) {
 // sbx_leave_terminal: a command handed no terminal could otherwise open
 // /dev/tty and read what the user types to the caller's terminal (a fake
 // password prompt, keystrokes after the caller exited); the Go launcher
-// does the same (terminal_linux.go). TIOCNOTTY takes this process off the
+// does the same (landlock_terminal_linux.go). TIOCNOTTY takes this process off the
 // terminal and keeps its process group and session, so the terminal's
 // Ctrl-C and a consumer's kill of the group still reach the command. A
 // session leader (landlock-run spawned with Setsid and a controlling

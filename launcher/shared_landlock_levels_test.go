@@ -12,7 +12,7 @@ import (
 
 // TestLandlockLevelsMatchGoLandlock: vocab's ABI levels (what the provider
 // predicts gaps with, and the C starts decide with through
-// contract_linux.h) are the levels at which go-landlock's table, which
+// shared_contract_linux.h) are the levels at which go-landlock's table, which
 // decides what a ruleset handles, first has each right.
 func TestLandlockLevelsMatchGoLandlock(t *testing.T) {
 	rights := func(abi int) (fs, net, scoped uint64) {

@@ -1,9 +1,9 @@
 // The metadata calls landlock-run's supervisor makes for the command
-// (metadata_linux.c).
-#ifndef SBX_METADATA_LINUX_H
-#define SBX_METADATA_LINUX_H
+// (landlock_metadata_linux.c).
+#ifndef SBX_LANDLOCK_METADATA_LINUX_H
+#define SBX_LANDLOCK_METADATA_LINUX_H
 
-#include "spec_linux.h"
+#include "shared_spec_linux.h"
 
 // sbx_meta_roots takes the writable roots and the temp dir from the
 // launcher's decoded arguments (s must outlive the supervisor); with none,
