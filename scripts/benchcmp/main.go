@@ -109,6 +109,11 @@ func run(rounds int, only, names string, work bool) error {
 	// namespaces the bridge and the listener handed over at launch.
 	proxied := pol
 	proxied.Network, proxied.AllowDomains = sandbox.NetworkProxied, []string{"example.com"}
+	// Without warming from the user's caches: under namespaces no overlay
+	// of the user's Go module cache (which the default mounts when the
+	// user has one), so the pair shows what it costs a launch.
+	nowarm := pol
+	nowarm.Caches.NoWarm = true
 	variants := []variant{
 		{"bare", func(argv []string) (time.Duration, error) { return timed(exec.Command(argv[0], argv[1:]...), ws) }},
 		{"floor", func(argv []string) (time.Duration, error) {
@@ -116,6 +121,7 @@ func run(rounds int, only, names string, work bool) error {
 		}},
 		library(sandbox.RunnerLandlock, pol, ws),
 		library(sandbox.RunnerNamespaces, pol, ws),
+		library(sandbox.RunnerNamespaces+"-nowarm", nowarm, ws),
 		library(sandbox.RunnerLandlock+"-proxied", proxied, ws),
 		library(sandbox.RunnerNamespaces+"-proxied", proxied, ws),
 		cli("cli-landlock-dyn", sandbox.RunnerLandlock, clis["cli-dynamic"], ws),
