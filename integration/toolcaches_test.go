@@ -30,7 +30,11 @@ type cacheCase struct {
 	// (below HOME, written $HOME), in each spelling the tool reads: the
 	// sandbox's must win over every one.
 	userEnv []string
-	found   func(dir string, stdouts []string) error
+	// userProxy are the caller's own proxy settings in the tool's other
+	// spellings, naming a proxy the command cannot reach: under the
+	// proxied network the wrap drops them.
+	userProxy []string
+	found     func(dir string, stdouts []string) error
 	// pkg, when not "", says what a machine needs to run the case: one
 	// without it skips the case, saying so (.ci/run installs each). The
 	// others (python3's pip, npm) every run of the suite has.
@@ -80,7 +84,8 @@ func cacheCases(nw *netWorld, pyIdx, crates string, whl, crate []byte) []cacheCa
 		{
 			tool: "npm", bin: "npm", userCache: ".npm", variable: "npm_config_cache",
 			// npm reads npm_config_* in any case, the last one winning.
-			userEnv: []string{"npm_config_cache=$HOME/.npm", "NPM_CONFIG_CACHE=$HOME/.npm", "Npm_Config_Cache=$HOME/.npm"},
+			userEnv:   []string{"npm_config_cache=$HOME/.npm", "NPM_CONFIG_CACHE=$HOME/.npm", "Npm_Config_Cache=$HOME/.npm"},
+			userProxy: []string{"NPM_CONFIG_HTTPS_PROXY=http://127.0.0.1:9", "Npm_Config_Proxy=http://127.0.0.1:9"},
 			runs: []string{`echo '{"name":"app","version":"0.0.0","private":true}' > package.json && ` +
 				`npm_config_fetch_retries=0 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false npm_config_loglevel=error ` +
 				`npm install --registry ` + npmReg + ` ` + sbxNPMPkg + ` && node -e 'console.log(require("` + sbxNPMPkg + `"))'`},
@@ -90,7 +95,8 @@ func cacheCases(nw *netWorld, pyIdx, crates string, whl, crate []byte) []cacheCa
 			tool: "yarn", bin: "yarnpkg", userCache: ".cache/yarn", variable: "YARN_CACHE_FOLDER", pkg: "yarnpkg",
 			// yarn 1 reads yarn_* in any case, the last one winning, over
 			// npm_config_*.
-			userEnv: []string{"YARN_CACHE_FOLDER=$HOME/.cache/yarn", "yarn_cache_folder=$HOME/.cache/yarn", "npm_config_cache_folder=$HOME/.cache/yarn"},
+			userEnv:   []string{"YARN_CACHE_FOLDER=$HOME/.cache/yarn", "yarn_cache_folder=$HOME/.cache/yarn", "npm_config_cache_folder=$HOME/.cache/yarn"},
+			userProxy: []string{"yarn_https_proxy=http://127.0.0.1:9", "YARN_PROXY=http://127.0.0.1:9"},
 			// Debian's yarnpkg finds its modules in /usr/share/nodejs,
 			// which a node not of Debian's packaging does not search.
 			runs: []string{`echo '{"name":"app","version":"0.0.0","private":true}' > package.json && ` +
@@ -212,7 +218,7 @@ func TestToolCachesThroughTheProxy(t *testing.T) {
 				user := filepath.Join(home, filepath.FromSlash(c.userCache))
 				write(t, filepath.Join(user, "entry"), "the user's own "+c.tool+" cache\n")
 				before := hashTree(t, user)
-				cenv := slices.Clone(env)
+				cenv := append(slices.Clone(env), c.userProxy...)
 				var replaced []string // the caller's spellings other than the wrap's own
 				for _, kv := range c.userEnv {
 					cenv = append(cenv, strings.ReplaceAll(kv, "$HOME", home))

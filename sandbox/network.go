@@ -115,6 +115,26 @@ func networkName(m NetworkMode) NetworkMode {
 	return m
 }
 
+// proxyAliases are the proxy settings npm and yarn 1 read under other
+// spellings than the ones proxyEnv sets: npm every npm_config_* variable
+// in any case, yarn 1 every yarn_* one, over the npm_config_* ones. A
+// caller's value names a proxy the command cannot reach, so under the
+// proxied network the wrap drops them.
+var proxyAliases = []string{"npm_config_proxy", "npm_config_https_proxy", "yarn_proxy", "yarn_https_proxy"}
+
+// dropProxyAliases removes from env the variables that spell one of
+// proxyAliases, in any case, other than the exact names in set (the
+// wrap's own, NAME=value).
+func dropProxyAliases(env, set []string) []string {
+	ours := func(name string) bool {
+		return slices.ContainsFunc(set, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return !ours(name) && slices.ContainsFunc(proxyAliases, func(a string) bool { return strings.EqualFold(a, name) })
+	})
+}
+
 // proxyEnv is what the wrap sets so that the common clients use the proxy
 // listening at 127.0.0.1:port (netproxy.ClientEnv), and JAVA_TOOL_OPTIONS:
 // the JVM reads no variable, only system properties (Maven, Gradle); they

@@ -74,6 +74,23 @@ func TestProxyEnv(t *testing.T) {
 	}
 }
 
+// TestDropProxyAliases: the caller's other spellings of npm's and yarn's
+// proxy settings go, the wrap's own and every other variable stay.
+func TestDropProxyAliases(t *testing.T) {
+	set := proxyEnv(41234, func(string) string { return "" })
+	env := append([]string{"NPM_CONFIG_HTTPS_PROXY=http://corp:3128", "Npm_Config_Proxy=http://corp:3128",
+		"yarn_https_proxy=http://corp:3128", "YARN_PROXY=http://corp:3128", "npm_config_registry=https://r",
+		"yarn_cache_folder=/c", "PATH=/bin"}, set...)
+	got := dropProxyAliases(env, set)
+	want := append([]string{"npm_config_registry=https://r", "yarn_cache_folder=/c", "PATH=/bin"}, set...)
+	if !slices.Equal(got, want) {
+		t.Errorf("dropProxyAliases = %q, want %q", got, want)
+	}
+	if env[0] != "NPM_CONFIG_HTTPS_PROXY=http://corp:3128" {
+		t.Errorf("the caller's slice was changed: %q", env)
+	}
+}
+
 // plainRunner confines no loopback ports (its traits say portsNone).
 type plainRunner struct{ fakeRunner }
 

@@ -185,6 +185,9 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 			w.Env = dropVar(w.Env, name)
 		}
 	}
+	if len(w.netVars) > 0 {
+		w.Env = dropProxyAliases(w.Env, w.netVars)
+	}
 	// Only Command names the refusal record's pipe: a value inherited from
 	// the caller would point the launcher at some other descriptor.
 	w.Env = dropVar(w.Env, vocab.RefusalsEnv)
