@@ -66,19 +66,16 @@ func cDecode(args []string) (vocab.Spec, error) {
 			return out
 		}
 		spec = vocab.Spec{
-			Writable:        list(s.writable, s.nwritable),
-			ReadOnly:        list(s.ro, s.nro),
-			Guarded:         list(s.guard, s.nguard),
-			DenyRead:        list(s.deny, s.ndeny),
-			UnixSockets:     list(s.unixsock, s.nunixsock),
-			Cgroups:         list(s.cgroups, s.ncgroups),
-			Argv:            list(s.cmd, s.ncmd),
-			Network:         vocab.NetMode(s.net),
-			RequireFull:     s.require_full != 0,
-			Probe:           s.probe != 0,
-			MaxProcesses:    int(s.nproc),
-			MaxAddressSpace: int64(s.as),
-			TempSize:        int64(s.tmpsize),
+			Writable:    list(s.writable, s.nwritable),
+			ReadOnly:    list(s.ro, s.nro),
+			Guarded:     list(s.guard, s.nguard),
+			DenyRead:    list(s.deny, s.ndeny),
+			UnixSockets: list(s.unixsock, s.nunixsock),
+			Argv:        list(s.cmd, s.ncmd),
+			Network:     vocab.NetMode(s.net),
+			RequireFull: s.require_full != 0,
+			Probe:       s.probe != 0,
+			Limits:      vocab.Limits{Cgroups: list(s.cgroups, s.ncgroups), MaxProcesses: int(s.nproc), MaxAddressSpace: int64(s.as), TempSize: int64(s.tmpsize)},
 		}
 		if s.tempdir != nil {
 			spec.TempDir = C.GoString(s.tempdir)

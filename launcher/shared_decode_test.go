@@ -31,9 +31,9 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 has -w -- gaps; ünï", Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 99, Argv: []string{"x"}},
-		{Token: tok, Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
-			MaxAddressSpace: vocab.MaxBytes, TempSize: 1, Argv: []string{"x"}},
-		{Token: tok, MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608, Argv: []string{"x"}},
+		{Token: tok, Limits: vocab.Limits{Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
+			MaxAddressSpace: vocab.MaxBytes, TempSize: 1}, Argv: []string{"x"}},
+		{Token: tok, Limits: vocab.Limits{MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608}, Argv: []string{"x"}},
 		{Token: tok, Overlay: "/home/u/go/pkg/mod", OverlayDir: "/c/ws.gomod", Argv: []string{"x"}},
 	}
 	for i, s := range specs {

@@ -58,6 +58,25 @@ type Spec struct {
 	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
 	// there is nothing to announce.
 	Notice string
+	// Limits are the resource limits the launcher applies.
+	Limits
+	// Overlay is a directory of the user's (Go's module cache) that the
+	// namespaces launcher shows at its own path as an overlay: the
+	// user's files are its read-only lower layer, and what the command
+	// writes there goes to OverlayDir's upper layer, never to the user's
+	// files. Set for the namespaces runner only; landlock-run refuses it.
+	Overlay string
+	// OverlayDir holds the overlay's "upper" and "work" directories, on
+	// one file system; given with Overlay and only with it.
+	OverlayDir string
+	// Argv is the command and its arguments; empty only in probe mode.
+	Argv []string
+}
+
+// Limits are the resource limits of a Spec: what the provider's limit
+// plan (package sandbox) hands the launcher whole, so that a new limit is
+// a field here and a row of Options, not a copy line in the provider.
+type Limits struct {
 	// Cgroups are cgroup directories the launcher moves itself into at
 	// its start (one per hierarchy), so that every process of the sandbox
 	// is counted by the limits the provider set there.
@@ -72,17 +91,6 @@ type Spec struct {
 	// that many bytes instead of a bind of TempDir (the namespaces
 	// launcher; landlock-run refuses it).
 	TempSize int64
-	// Overlay is a directory of the user's (Go's module cache) that the
-	// namespaces launcher shows at its own path as an overlay: the
-	// user's files are its read-only lower layer, and what the command
-	// writes there goes to OverlayDir's upper layer, never to the user's
-	// files. Set for the namespaces runner only; landlock-run refuses it.
-	Overlay string
-	// OverlayDir holds the overlay's "upper" and "work" directories, on
-	// one file system; given with Overlay and only with it.
-	OverlayDir string
-	// Argv is the command and its arguments; empty only in probe mode.
-	Argv []string
 }
 
 // ValueKind is what an option's value is; both decoders check it the same
@@ -250,9 +258,10 @@ func flag(set bool) []string {
 	return nil
 }
 
-// positive is a Number given once when positive, none otherwise.
+// positive is a Number given once when set, none when zero; a negative
+// one is written as it is, for check to refuse.
 func positive(n int64) []string {
-	if n <= 0 {
+	if n == 0 {
 		return nil
 	}
 	return []string{strconv.FormatInt(n, 10)}

@@ -307,9 +307,6 @@ func (s Spec) validate() error {
 			}
 		}
 	}
-	if s.MaxProcesses < 0 || s.MaxAddressSpace < 0 || s.TempSize < 0 || s.LandlockABI < 0 {
-		return fmt.Errorf("%w: negative limit", ErrMalformed)
-	}
 	if s.Network < NetworkDeny || s.Network > NetworkProxied {
 		return fmt.Errorf("%w: unknown network mode %d", ErrMalformed, int(s.Network))
 	}

@@ -141,6 +141,27 @@ func TestEncodeRefusesWhatDecodeWould(t *testing.T) {
 	}
 }
 
+// TestEncodeRefusesNegativeNumbers: a negative limit or ABI is written
+// as it is, and refused, not dropped as if it were unset.
+func TestEncodeRefusesNegativeNumbers(t *testing.T) {
+	for _, s := range []Spec{
+		{Limits: Limits{MaxProcesses: -1}},
+		{Limits: Limits{MaxAddressSpace: -1}},
+		{Limits: Limits{TempSize: -1}},
+		{LandlockABI: -1},
+		{Ports: []int{-1}},
+	} {
+		s.Token, s.Argv = tok, []string{"true"}
+		if _, err := Encode(NsRun, s); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Encode of %+v: %v, want ErrMalformed", s, err)
+		}
+		s.Limits, s.LandlockABI, s.Ports = Limits{}, 0, nil
+		if _, err := Encode(NsRun, s); err != nil {
+			t.Errorf("control: Encode without the number: %v", err)
+		}
+	}
+}
+
 func TestEncodeNeedsAToken(t *testing.T) {
 	for _, bad := range []string{"", "abc", strings.ToUpper(tok), tok + "0"} {
 		if _, err := Encode(LandlockRun, Spec{Token: bad, Argv: []string{"true"}}); !errors.Is(err, ErrMalformed) {
