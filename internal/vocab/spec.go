@@ -160,6 +160,10 @@ type Option struct {
 	Path bool
 	// Required: every argv carries the option.
 	Required bool
+	// Needs are the options an argv that carries this one must carry
+	// too; both decoders refuse it without them ("-bridge without
+	// -port").
+	Needs []OptionID
 	// What names the value in a decoder's error.
 	What string
 	// CField is the option's field in the C decoder's struct spec
@@ -204,7 +208,7 @@ var Options = [numOptions]Option{
 	OptPort: {Name: "-port", Key: "PORT", CField: "ports", CType: "int", Value: Number, Max: 65535, Repeatable: true, What: "port",
 		get: func(s *Spec) []string { return decimals(s.Ports) },
 		set: func(s *Spec, _ string, n int64) { s.Ports = append(s.Ports, int(n)) }},
-	OptBridge: {Name: "-bridge", Key: "BRIDGE", CField: "bridge", Value: Text, Path: true, What: "bridge",
+	OptBridge: {Name: "-bridge", Key: "BRIDGE", CField: "bridge", Value: Text, Path: true, What: "bridge", Needs: []OptionID{OptPort},
 		get: func(s *Spec) []string { return one(s.Bridge) },
 		set: func(s *Spec, v string, _ int64) { s.Bridge = v }},
 	OptCgroup: {Name: "-cgroup", Key: "CGROUP", CField: "cgroups", Value: Text, Repeatable: true, Path: true, What: "cgroup",
@@ -219,10 +223,10 @@ var Options = [numOptions]Option{
 	OptTempSize: {Name: "-tmpsize", Key: "TEMP_SIZE", CField: "tmpsize", CType: "long long", Value: Number, Max: MaxBytes, What: "byte count",
 		get: func(s *Spec) []string { return positive(s.TempSize) },
 		set: func(s *Spec, _ string, n int64) { s.TempSize = n }},
-	OptOverlay: {Name: "-overlay", Key: "OVERLAY", CField: "overlay", Value: Text, Path: true, What: "overlay",
+	OptOverlay: {Name: "-overlay", Key: "OVERLAY", CField: "overlay", Value: Text, Path: true, What: "overlay", Needs: []OptionID{OptOverlayDir},
 		get: func(s *Spec) []string { return one(s.Overlay) },
 		set: func(s *Spec, v string, _ int64) { s.Overlay = v }},
-	OptOverlayDir: {Name: "-overlay-dir", Key: "OVERLAY_DIR", CField: "overlay_dir", Value: Text, Path: true, What: "overlay dir",
+	OptOverlayDir: {Name: "-overlay-dir", Key: "OVERLAY_DIR", CField: "overlay_dir", Value: Text, Path: true, What: "overlay dir", Needs: []OptionID{OptOverlay},
 		get: func(s *Spec) []string { return one(s.OverlayDir) },
 		set: func(s *Spec, v string, _ int64) { s.OverlayDir = v }},
 	OptRequireFull: {Name: "-full", Key: "REQUIRE_FULL", CField: "require_full", Value: Flag,

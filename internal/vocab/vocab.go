@@ -307,6 +307,17 @@ func (s Spec) validate() error {
 			}
 		}
 	}
+	for i := range Options {
+		o := &Options[i]
+		if len(o.get(&s)) == 0 {
+			continue
+		}
+		for _, need := range o.Needs {
+			if len(Options[need].get(&s)) == 0 {
+				return fmt.Errorf("%w: %s without %s", ErrMalformed, o.Name, Options[need].Name)
+			}
+		}
+	}
 	if s.Network < NetworkDeny || s.Network > NetworkProxied {
 		return fmt.Errorf("%w: unknown network mode %d", ErrMalformed, int(s.Network))
 	}
@@ -315,12 +326,6 @@ func (s Spec) validate() error {
 	}
 	if s.Network == NetworkProxied && len(s.Ports) == 0 {
 		return fmt.Errorf("%w: proxied network without the proxy's -port", ErrMalformed)
-	}
-	if s.Bridge != "" && len(s.Ports) == 0 {
-		return fmt.Errorf("%w: -bridge without -port", ErrMalformed)
-	}
-	if (s.Overlay == "") != (s.OverlayDir == "") {
-		return fmt.Errorf("%w: -overlay and -overlay-dir go together", ErrMalformed)
 	}
 	if s.Probe && len(s.Argv) != 0 {
 		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)

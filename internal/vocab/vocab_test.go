@@ -386,6 +386,9 @@ func (fakeFile) IsDir() bool       { return false }
 // type on every Number, paths only for Text, a name for every value's
 // errors.
 func TestOptionTable(t *testing.T) {
+	if numOptions > 64 {
+		t.Fatalf("%d options: the C decoder keeps an option's needs in a 64-bit mask", numOptions)
+	}
 	names, keys, fields := map[string]bool{}, map[string]bool{}, map[string]bool{"cmd": true, "ncmd": true}
 	for id, o := range Options {
 		if o.Name == "" || o.Key == "" || o.CField == "" || o.get == nil || o.set == nil {
@@ -412,6 +415,11 @@ func TestOptionTable(t *testing.T) {
 		}
 		if o.Value != Flag && o.What == "" {
 			t.Errorf("%s: no name for its value", o.Name)
+		}
+		for _, need := range o.Needs {
+			if need < 0 || need >= numOptions || need == OptionID(id) || Options[need].Required {
+				t.Errorf("%s needs option %d: not another, optional option", o.Name, need)
+			}
 		}
 	}
 }
