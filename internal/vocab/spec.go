@@ -173,7 +173,8 @@ type Option struct {
 	CType string
 
 	// get returns the values Encode writes for s (for a Flag, one empty
-	// value when set); set stores one decoded value (n for a Number).
+	// value when set); set stores one decoded value (n for a Number or
+	// a network mode).
 	get func(s *Spec) []string
 	set func(s *Spec, val string, n int64)
 }
@@ -204,7 +205,7 @@ var Options = [numOptions]Option{
 		set: func(s *Spec, v string, _ int64) { s.Dir = v }},
 	OptNet: {Name: "-net", Key: "NET", CField: "net", Value: NetModeWord, Required: true, What: "network mode",
 		get: func(s *Spec) []string { return []string{s.Network.String()} },
-		set: func(s *Spec, v string, _ int64) { s.Network, _ = ParseNetMode(v) }},
+		set: func(s *Spec, _ string, n int64) { s.Network = NetMode(n) }},
 	OptPort: {Name: "-port", Key: "PORT", CField: "ports", CType: "int", Value: Number, Max: 65535, Repeatable: true, What: "port",
 		get: func(s *Spec) []string { return decimals(s.Ports) },
 		set: func(s *Spec, _ string, n int64) { s.Ports = append(s.Ports, int(n)) }},
@@ -245,6 +246,13 @@ var Options = [numOptions]Option{
 		get: func(s *Spec) []string { return one(s.Notice) },
 		set: func(s *Spec, v string, _ int64) { s.Notice = v }},
 }
+
+// Put stores one decoded value of o in s as Decode does: val for text, n
+// for a Number or a network mode (a NetMode), nothing for a Flag but its
+// presence. A decoder of another language is read back into a Spec with
+// it (launcher's test of the C decoder), so a new option needs no copy
+// line there.
+func (o *Option) Put(s *Spec, val string, n int64) { o.set(s, val, n) }
 
 // one is the value of an option given once when set, none when empty.
 func one(v string) []string {
@@ -290,7 +298,8 @@ func lookupOption(name string) (OptionID, bool) {
 	return 0, false
 }
 
-// check reports why val is not a value of o, and parses a Number.
+// check reports why val is not a value of o, and parses a Number (a
+// network mode into its NetMode).
 func (o *Option) check(val string) (int64, error) {
 	if val == "" {
 		return 0, fmt.Errorf("%w: %s: empty", ErrMalformed, o.Name)
@@ -303,9 +312,11 @@ func (o *Option) check(val string) (int64, error) {
 		}
 		return n, nil
 	case NetModeWord:
-		if _, ok := ParseNetMode(val); !ok {
+		m, ok := ParseNetMode(val)
+		if !ok {
 			return 0, fmt.Errorf("%w: %s %q: want %s, %s or %s", ErrMalformed, o.Name, clip(val), NetDeny, NetAllow, NetProxied)
 		}
+		return int64(m), nil
 	case Program:
 		if !validProgram(val) {
 			return 0, fmt.Errorf("%w: %s: not a program in hex", ErrMalformed, o.Name)
