@@ -62,11 +62,11 @@
 // probe mode, a wrong version.
 //
 // The options are one table, [Options] in spec.go beside [Spec] (name,
-// value kind, bound, repeatable or not, path or not, its C field): Encode
-// writes, Decode reads and checks from it, and [CHeader] generates from it
-// the C decoder's table and its struct spec (launcher/shared_contract_linux.h),
-// so a new option is one field and one row there, and where each launcher
-// applies it.
+// value kind, bound, repeatable or not, path or not, the options it needs,
+// its C field): Encode writes, Decode reads and checks from it, and
+// [CHeader] generates from it the C decoder's table and its struct spec
+// (launcher/shared_contract_linux.h), so a new option is one field and one
+// row there, and where each launcher applies it.
 package vocab
 
 import (
