@@ -150,28 +150,28 @@ struct spec {
 	char **cmd;
 	int ncmd;
 };
-// Options: X(id, name, kind, max, repeatable, path, required, what, field, count, size) per option.
+// Options: X(id, name, kind, max, repeatable, path, required, needs, what, field, count, size) per option.
 #define SBX_OPTIONS(X) \
-	X(SBX_OPT_WRITABLE, "-w", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "writable root", (long)offsetof(struct spec, writable), (long)offsetof(struct spec, nwritable), sizeof(char *)) \
-	X(SBX_OPT_TEMP_DIR, "-t", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "temp dir", (long)offsetof(struct spec, tempdir), -1L, sizeof(char *)) \
-	X(SBX_OPT_READ_ONLY, "-r", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "read-only subpath", (long)offsetof(struct spec, ro), (long)offsetof(struct spec, nro), sizeof(char *)) \
-	X(SBX_OPT_GUARDED, "-g", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "guarded name", (long)offsetof(struct spec, guard), (long)offsetof(struct spec, nguard), sizeof(char *)) \
-	X(SBX_OPT_DENY_READ, "-d", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "deny-read path", (long)offsetof(struct spec, deny), (long)offsetof(struct spec, ndeny), sizeof(char *)) \
-	X(SBX_OPT_UNIX_SOCKET, "-u", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "UNIX socket", (long)offsetof(struct spec, unixsock), (long)offsetof(struct spec, nunixsock), sizeof(char *)) \
-	X(SBX_OPT_DIR, "-C", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "working directory", (long)offsetof(struct spec, dir), -1L, sizeof(char *)) \
-	X(SBX_OPT_NET, "-net", SBX_VALUE_NET_MODE, 0LL, 0, 0, 1, "network mode", (long)offsetof(struct spec, net), -1L, sizeof(int)) \
-	X(SBX_OPT_PORT, "-port", SBX_VALUE_NUMBER, 65535LL, 1, 0, 0, "port", (long)offsetof(struct spec, ports), (long)offsetof(struct spec, nports), sizeof(int)) \
-	X(SBX_OPT_BRIDGE, "-bridge", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "bridge", (long)offsetof(struct spec, bridge), -1L, sizeof(char *)) \
-	X(SBX_OPT_CGROUP, "-cgroup", SBX_VALUE_TEXT, 0LL, 1, 1, 0, "cgroup", (long)offsetof(struct spec, cgroups), (long)offsetof(struct spec, ncgroups), sizeof(char *)) \
-	X(SBX_OPT_MAX_PROCESSES, "-nproc", SBX_VALUE_NUMBER, 4194304LL, 0, 0, 0, "process count", (long)offsetof(struct spec, nproc), -1L, sizeof(int)) \
-	X(SBX_OPT_MAX_ADDRESS_SPACE, "-as", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, as), -1L, sizeof(long long)) \
-	X(SBX_OPT_TEMP_SIZE, "-tmpsize", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, "byte count", (long)offsetof(struct spec, tmpsize), -1L, sizeof(long long)) \
-	X(SBX_OPT_OVERLAY, "-overlay", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "overlay", (long)offsetof(struct spec, overlay), -1L, sizeof(char *)) \
-	X(SBX_OPT_OVERLAY_DIR, "-overlay-dir", SBX_VALUE_TEXT, 0LL, 0, 1, 0, "overlay dir", (long)offsetof(struct spec, overlay_dir), -1L, sizeof(char *)) \
-	X(SBX_OPT_REQUIRE_FULL, "-full", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, require_full), -1L, sizeof(int)) \
-	X(SBX_OPT_PROBE, "-probe", SBX_VALUE_FLAG, 0LL, 0, 0, 0, "", (long)offsetof(struct spec, probe), -1L, sizeof(int)) \
-	X(SBX_OPT_SECCOMP, "-seccomp", SBX_VALUE_PROGRAM, 0LL, 0, 0, 0, "seccomp program", (long)offsetof(struct spec, seccomp), -1L, sizeof(char *)) \
-	X(SBX_OPT_ABI, "-abi", SBX_VALUE_NUMBER, 99LL, 0, 0, 0, "Landlock ABI", (long)offsetof(struct spec, abi), -1L, sizeof(int)) \
-	X(SBX_OPT_NOTICE, "-notice", SBX_VALUE_LINE, 0LL, 0, 0, 0, "notice", (long)offsetof(struct spec, notice), -1L, sizeof(char *))
+	X(SBX_OPT_WRITABLE, "-w", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "writable root", (long)offsetof(struct spec, writable), (long)offsetof(struct spec, nwritable), sizeof(char *)) \
+	X(SBX_OPT_TEMP_DIR, "-t", SBX_VALUE_TEXT, 0LL, 0, 1, 0, 0ULL, "temp dir", (long)offsetof(struct spec, tempdir), -1L, sizeof(char *)) \
+	X(SBX_OPT_READ_ONLY, "-r", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "read-only subpath", (long)offsetof(struct spec, ro), (long)offsetof(struct spec, nro), sizeof(char *)) \
+	X(SBX_OPT_GUARDED, "-g", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "guarded name", (long)offsetof(struct spec, guard), (long)offsetof(struct spec, nguard), sizeof(char *)) \
+	X(SBX_OPT_DENY_READ, "-d", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "deny-read path", (long)offsetof(struct spec, deny), (long)offsetof(struct spec, ndeny), sizeof(char *)) \
+	X(SBX_OPT_UNIX_SOCKET, "-u", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "UNIX socket", (long)offsetof(struct spec, unixsock), (long)offsetof(struct spec, nunixsock), sizeof(char *)) \
+	X(SBX_OPT_DIR, "-C", SBX_VALUE_TEXT, 0LL, 0, 1, 0, 0ULL, "working directory", (long)offsetof(struct spec, dir), -1L, sizeof(char *)) \
+	X(SBX_OPT_NET, "-net", SBX_VALUE_NET_MODE, 0LL, 0, 0, 1, 0ULL, "network mode", (long)offsetof(struct spec, net), -1L, sizeof(int)) \
+	X(SBX_OPT_PORT, "-port", SBX_VALUE_NUMBER, 65535LL, 1, 0, 0, 0ULL, "port", (long)offsetof(struct spec, ports), (long)offsetof(struct spec, nports), sizeof(int)) \
+	X(SBX_OPT_BRIDGE, "-bridge", SBX_VALUE_TEXT, 0LL, 0, 1, 0, (1ULL << SBX_OPT_PORT), "bridge", (long)offsetof(struct spec, bridge), -1L, sizeof(char *)) \
+	X(SBX_OPT_CGROUP, "-cgroup", SBX_VALUE_TEXT, 0LL, 1, 1, 0, 0ULL, "cgroup", (long)offsetof(struct spec, cgroups), (long)offsetof(struct spec, ncgroups), sizeof(char *)) \
+	X(SBX_OPT_MAX_PROCESSES, "-nproc", SBX_VALUE_NUMBER, 4194304LL, 0, 0, 0, 0ULL, "process count", (long)offsetof(struct spec, nproc), -1L, sizeof(int)) \
+	X(SBX_OPT_MAX_ADDRESS_SPACE, "-as", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, 0ULL, "byte count", (long)offsetof(struct spec, as), -1L, sizeof(long long)) \
+	X(SBX_OPT_TEMP_SIZE, "-tmpsize", SBX_VALUE_NUMBER, 1152921504606846976LL, 0, 0, 0, 0ULL, "byte count", (long)offsetof(struct spec, tmpsize), -1L, sizeof(long long)) \
+	X(SBX_OPT_OVERLAY, "-overlay", SBX_VALUE_TEXT, 0LL, 0, 1, 0, (1ULL << SBX_OPT_OVERLAY_DIR), "overlay", (long)offsetof(struct spec, overlay), -1L, sizeof(char *)) \
+	X(SBX_OPT_OVERLAY_DIR, "-overlay-dir", SBX_VALUE_TEXT, 0LL, 0, 1, 0, (1ULL << SBX_OPT_OVERLAY), "overlay dir", (long)offsetof(struct spec, overlay_dir), -1L, sizeof(char *)) \
+	X(SBX_OPT_REQUIRE_FULL, "-full", SBX_VALUE_FLAG, 0LL, 0, 0, 0, 0ULL, "", (long)offsetof(struct spec, require_full), -1L, sizeof(int)) \
+	X(SBX_OPT_PROBE, "-probe", SBX_VALUE_FLAG, 0LL, 0, 0, 0, 0ULL, "", (long)offsetof(struct spec, probe), -1L, sizeof(int)) \
+	X(SBX_OPT_SECCOMP, "-seccomp", SBX_VALUE_PROGRAM, 0LL, 0, 0, 0, 0ULL, "seccomp program", (long)offsetof(struct spec, seccomp), -1L, sizeof(char *)) \
+	X(SBX_OPT_ABI, "-abi", SBX_VALUE_NUMBER, 99LL, 0, 0, 0, 0ULL, "Landlock ABI", (long)offsetof(struct spec, abi), -1L, sizeof(int)) \
+	X(SBX_OPT_NOTICE, "-notice", SBX_VALUE_LINE, 0LL, 0, 0, 0, 0ULL, "notice", (long)offsetof(struct spec, notice), -1L, sizeof(char *))
 
 #endif

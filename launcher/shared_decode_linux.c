@@ -91,20 +91,24 @@ static int valid_program(const char *h) {
 
 // option is a row of the generated option table (vocab.Options): field
 // and count are the offsets of its value (or values) and of a repeatable
-// option's count in struct spec (count -1 otherwise), size one value's.
+// option's count in struct spec (count -1 otherwise), size one value's,
+// needs a bit per option an argv with this one must carry too.
 struct option {
 	const char *name;
 	int kind;
 	long long max;
 	int repeatable, path, required;
+	unsigned long long needs;
 	const char *what;
 	long field, count;
 	size_t size;
 };
 
+_Static_assert(SBX_NOPTS <= 64, "an option's needs are a 64-bit mask");
+
 static const struct option options[SBX_NOPTS] = {
-#define SBX_OPTION_ROW(id, name, kind, max, repeatable, path, required, what, field, count, size)                                \
-	[id] = {name, kind, max, repeatable, path, required, what, field, count, size},
+#define SBX_OPTION_ROW(id, name, kind, max, repeatable, path, required, needs, what, field, count, size)                         \
+	[id] = {name, kind, max, repeatable, path, required, needs, what, field, count, size},
         SBX_OPTIONS(SBX_OPTION_ROW)
 #undef SBX_OPTION_ROW
 };
@@ -242,10 +246,10 @@ int sbx_decode(int argc, char **args, struct spec *s, char *err, size_t errlen) 
 		return snprintf(err, errlen, "-port under network allow"), -1;
 	if (s->net == SBX_NET_MODE_PROXIED && !s->nports)
 		return snprintf(err, errlen, "proxied network without the proxy's -port"), -1;
-	if (s->bridge && !s->nports)
-		return snprintf(err, errlen, "-bridge without -port"), -1;
-	if (!s->overlay != !s->overlay_dir)
-		return snprintf(err, errlen, "-overlay and -overlay-dir go together"), -1;
+	for (int id = 0; id < SBX_NOPTS; id++)
+		for (int need = 0; need < SBX_NOPTS && seen[id]; need++)
+			if ((options[id].needs >> need & 1) && !seen[need])
+				return snprintf(err, errlen, "%s without %s", options[id].name, options[need].name), -1;
 	s->cmd = args + i;
 	s->ncmd = argc - i;
 	if (s->probe && s->ncmd)

@@ -5,6 +5,22 @@ package launcher
 /*
 #include <stdlib.h>
 #include "shared_spec_linux.h"
+
+// sbx_layout is where an option's values lie in struct spec: the
+// generated table's field and count offsets and a value's size.
+struct sbx_layout {
+	long field, count;
+	size_t size;
+};
+
+static struct sbx_layout sbx_layout_of(int id) {
+	static const struct sbx_layout layouts[SBX_NOPTS] = {
+#define SBX_LAYOUT_ROW(id, name, kind, max, repeatable, path, required, needs, what, field, count, size) [id] = {field, count, size},
+		SBX_OPTIONS(SBX_LAYOUT_ROW)
+#undef SBX_LAYOUT_ROW
+	};
+	return layouts[id];
+}
 */
 import "C"
 
@@ -38,76 +54,72 @@ func withCSpec(args []string, use func(*C.struct_spec)) error {
 		return errors.New(C.GoString(&errbuf[0]))
 	}
 	defer func() {
-		C.free(unsafe.Pointer(s.writable))
-		C.free(unsafe.Pointer(s.ro))
-		C.free(unsafe.Pointer(s.guard))
-		C.free(unsafe.Pointer(s.deny))
-		C.free(unsafe.Pointer(s.unixsock))
-		C.free(unsafe.Pointer(s.cgroups))
-		C.free(unsafe.Pointer(s.ports))
+		// The decoder allocates each repeatable option's values.
+		for id := range vocab.Options {
+			if l := C.sbx_layout_of(C.int(id)); l.count >= 0 {
+				C.free(*(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&s), l.field)))
+			}
+		}
 	}()
 	use(&s)
 	return nil
 }
 
 // cDecode runs the C launchers' decoder on args, for the test that holds it
-// to the Go definition in internal/vocab.
+// to the Go definition in internal/vocab. It reads the decoded struct
+// spec back through the option table: each option's values from the
+// offsets the generated header gives (SBX_OPTIONS), stored as Decode
+// stores them (vocab.Option.Put).
 func cDecode(args []string) (vocab.Spec, error) {
 	var spec vocab.Spec
 	err := withCSpec(args, func(s *C.struct_spec) {
-		list := func(p **C.char, n C.int) []string {
-			if n == 0 {
-				return nil
+		base := unsafe.Pointer(s)
+		for id := range vocab.Options {
+			o := &vocab.Options[id]
+			l := C.sbx_layout_of(C.int(id))
+			field := unsafe.Add(base, l.field)
+			if l.count < 0 {
+				putCValue(&spec, o, field, uintptr(l.size), false)
+				continue
 			}
-			out := make([]string, n)
-			for i, c := range unsafe.Slice(p, n) {
-				out[i] = C.GoString(c)
+			values := *(*unsafe.Pointer)(field)
+			n := int(*(*C.int)(unsafe.Add(base, l.count)))
+			for i := 0; i < n; i++ {
+				putCValue(&spec, o, unsafe.Add(values, i*int(l.size)), uintptr(l.size), true)
 			}
-			return out
 		}
-		spec = vocab.Spec{
-			Writable:        list(s.writable, s.nwritable),
-			ReadOnly:        list(s.ro, s.nro),
-			Guarded:         list(s.guard, s.nguard),
-			DenyRead:        list(s.deny, s.ndeny),
-			UnixSockets:     list(s.unixsock, s.nunixsock),
-			Cgroups:         list(s.cgroups, s.ncgroups),
-			Argv:            list(s.cmd, s.ncmd),
-			Network:         vocab.NetMode(s.net),
-			RequireFull:     s.require_full != 0,
-			Probe:           s.probe != 0,
-			MaxProcesses:    int(s.nproc),
-			MaxAddressSpace: int64(s.as),
-			TempSize:        int64(s.tmpsize),
-		}
-		if s.tempdir != nil {
-			spec.TempDir = C.GoString(s.tempdir)
-		}
-		if s.dir != nil {
-			spec.Dir = C.GoString(s.dir)
-		}
-		if s.seccomp != nil {
-			spec.Seccomp = C.GoString(s.seccomp)
-		}
-		if s.bridge != nil {
-			spec.Bridge = C.GoString(s.bridge)
-		}
-		if s.notice != nil {
-			spec.Notice = C.GoString(s.notice)
-		}
-		if s.overlay != nil {
-			spec.Overlay = C.GoString(s.overlay)
-		}
-		if s.overlay_dir != nil {
-			spec.OverlayDir = C.GoString(s.overlay_dir)
-		}
-		spec.LandlockABI = int(s.abi)
-		for _, port := range unsafe.Slice(s.ports, s.nports) {
-			spec.Ports = append(spec.Ports, int(port))
+		if s.ncmd > 0 {
+			spec.Argv = make([]string, s.ncmd)
+			for i, c := range unsafe.Slice(s.cmd, s.ncmd) {
+				spec.Argv[i] = C.GoString(c)
+			}
 		}
 	})
 	if err != nil {
 		return vocab.Spec{}, err
 	}
 	return spec, nil
+}
+
+// putCValue stores in spec the value of o at p in struct spec, size bytes
+// (a pointer to text, an int or a long long). A value of a repeatable
+// option (given) is stored as it is; a single one only when the decoder
+// set it (not NULL, not 0; a network mode always).
+func putCValue(spec *vocab.Spec, o *vocab.Option, p unsafe.Pointer, size uintptr, given bool) {
+	switch o.Value {
+	case vocab.Flag, vocab.Number, vocab.NetModeWord:
+		var n int64
+		if size == unsafe.Sizeof(C.longlong(0)) {
+			n = int64(*(*C.longlong)(p))
+		} else {
+			n = int64(*(*C.int)(p))
+		}
+		if given || n != 0 || o.Value == vocab.NetModeWord {
+			o.Put(spec, "", n)
+		}
+	default:
+		if c := *(**C.char)(p); c != nil || given {
+			o.Put(spec, C.GoString(c), 0)
+		}
+	}
 }

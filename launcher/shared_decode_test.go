@@ -4,6 +4,7 @@ package launcher
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,9 +32,9 @@ func TestCDecoderAgreesWithVocab(t *testing.T) {
 		{Token: tok, Ports: []int{8080}, Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 7, Notice: "net: Landlock ABI 7 has -w -- gaps; ünï", Argv: []string{"x"}},
 		{Token: tok, LandlockABI: 99, Argv: []string{"x"}},
-		{Token: tok, Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
-			MaxAddressSpace: vocab.MaxBytes, TempSize: 1, Argv: []string{"x"}},
-		{Token: tok, MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608, Argv: []string{"x"}},
+		{Token: tok, Limits: vocab.Limits{Cgroups: []string{"/sys/fs/cgroup/pids/sandbox-local-x", "/sys/fs/cgroup/unified/y"}, MaxProcesses: vocab.MaxProcesses,
+			MaxAddressSpace: vocab.MaxBytes, TempSize: 1}, Argv: []string{"x"}},
+		{Token: tok, Limits: vocab.Limits{MaxProcesses: 1, MaxAddressSpace: 67108864, TempSize: 8388608}, Argv: []string{"x"}},
 		{Token: tok, Overlay: "/home/u/go/pkg/mod", OverlayDir: "/c/ws.gomod", Argv: []string{"x"}},
 	}
 	for i, s := range specs {
@@ -127,33 +128,27 @@ func FuzzCDecoder(f *testing.F) {
 
 // TestDecodersRefusePerOption derives its cases from the option table
 // (vocab.Options): for each option, a well-formed argv both decoders
-// accept (the positive control), then the same argv with the option
-// repeated (refused unless repeatable), its value missing or empty, a
-// relative or unclean path, a number out of range: both refuse each.
+// accept and decode alike (the positive control, with the option's bound
+// for a Number), then the same argv with the option repeated (refused
+// unless repeatable), its value missing or empty, a relative or unclean
+// path, a number out of range, an option it needs left out: both refuse
+// each.
 func TestDecodersRefusePerOption(t *testing.T) {
-	sample := map[string]string{"-w": "/ws", "-t": "/t", "-r": "/ws/r", "-g": "/ws/g", "-d": "/d", "-u": "/u.sock", "-C": "/ws",
-		"-net": "deny", "-port": "80", "-bridge": "/b.sock", "-cgroup": "/c", "-nproc": "5", "-as": "1024", "-tmpsize": "2048",
-		"-overlay": "/home/u/go/pkg/mod", "-overlay-dir": "/c/ws.gomod", "-full": "", "-probe": "", "-seccomp": "0600000000ff7f00", "-abi": "7", "-notice": "net: a gap"}
 	for _, o := range vocab.Options {
-		val, ok := sample[o.Name]
-		if !ok {
-			t.Fatalf("option %s has no sample value here", o.Name)
-		}
-		// argv builds a launcher argv around opts: -net deny and a port
-		// (so -bridge has one) unless opts set them, then the command
+		val := sampleValue(o)
+		// argv builds a launcher argv around opts: the required options
+		// and those o needs (but the one left out), then the command
 		// (none under -probe).
-		argv := func(opts ...string) []string {
+		argv := func(without string, opts ...string) []string {
 			args := append([]string{vocab.Version}, opts...)
-			if o.Name != "-net" {
-				args = append(args, "-net", "deny")
-			}
-			args = append(args, "-port", "8080")
-			// Each of the overlay's two options needs the other.
-			if pair := map[string]string{"-overlay": "-overlay-dir", "-overlay-dir": "-overlay"}[o.Name]; pair != "" {
-				args = append(args, pair, sample[pair])
+			for _, other := range vocab.Options {
+				needed := slices.ContainsFunc(o.Needs, func(id vocab.OptionID) bool { return vocab.Options[id].Name == other.Name })
+				if other.Name != o.Name && other.Name != without && (other.Required || needed) {
+					args = append(args, other.Name, sampleValue(other))
+				}
 			}
 			args = append(args, "--")
-			if o.Name != "-probe" {
+			if o.Name != vocab.Options[vocab.OptProbe].Name {
 				args = append(args, "true")
 			}
 			return args
@@ -164,16 +159,28 @@ func TestDecodersRefusePerOption(t *testing.T) {
 			}
 			return []string{o.Name, v}
 		}
-		given := func(v string) []string { return argv(opt(v)...) }
+		given := func(v string) []string { return argv("", opt(v)...) }
 		decode := func(args []string) (goErr, cErr error) {
 			_, goErr = vocab.Decode(args)
 			_, cErr = cDecode(args)
 			return goErr, cErr
 		}
-		if goErr, cErr := decode(given(val)); goErr != nil || cErr != nil {
-			t.Fatalf("%s %q: Go %v, C %v; want both to accept", o.Name, val, goErr, cErr)
+		accepted := []string{val}
+		if o.Value == vocab.Number {
+			accepted = append(accepted, strconv.FormatInt(o.Max, 10))
 		}
-		twice := argv(append(opt(val), opt(val)...)...)
+		for _, v := range accepted {
+			args := given(v)
+			want, goErr := vocab.Decode(args)
+			got, cErr := cDecode(args)
+			if goErr != nil || cErr != nil {
+				t.Fatalf("%q: Go %v, C %v; want both to accept", args, goErr, cErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q:\n C %#v\nGo %#v", args, got, want)
+			}
+		}
+		twice := argv("", append(opt(val), opt(val)...)...)
 		goErr, cErr := decode(twice)
 		if o.Repeatable && (goErr != nil || cErr != nil) {
 			t.Errorf("%s repeated: Go %v, C %v; want both to accept", o.Name, goErr, cErr)
@@ -191,10 +198,32 @@ func TestDecodersRefusePerOption(t *testing.T) {
 		if o.Value == vocab.Number {
 			refused = append(refused, given("0"), given("0"+val), given("+"+val), given(strconv.FormatInt(o.Max+1, 10)))
 		}
+		for _, need := range o.Needs {
+			refused = append(refused, argv(vocab.Options[need].Name, opt(val)...))
+		}
 		for _, args := range refused {
 			if goErr, cErr := decode(args); goErr == nil || cErr == nil {
 				t.Errorf("%q: Go %v, C %v; want both to refuse", args, goErr, cErr)
 			}
 		}
 	}
+}
+
+// sampleValue is a value of o that both decoders accept, from its row: a
+// clean absolute path named after its C field, a number within its bound,
+// deny for the network mode, a one-instruction program, a line of text.
+func sampleValue(o vocab.Option) string {
+	switch {
+	case o.Value == vocab.Flag:
+		return ""
+	case o.Path:
+		return "/sample/" + o.CField
+	case o.Value == vocab.Number:
+		return strconv.FormatInt(min(o.Max, 80), 10)
+	case o.Value == vocab.NetModeWord:
+		return vocab.NetDeny
+	case o.Value == vocab.Program:
+		return "0600000000ff7f00"
+	}
+	return "sample " + o.What
 }

@@ -123,12 +123,9 @@ type cgroupMaker func(pids, memory int64) cgroups
 type limitPlan struct {
 	limits []Limit
 	gaps   []Gap
-	// The launcher's part (vocab.Spec).
-	cgroups []string
-	nproc   int
-	as      int64
-	tmpsize int64
-	remove  func() error // removes the cgroups; nil when none was made
+	// launch is the launcher's part, copied whole into the Spec.
+	launch vocab.Limits
+	remove func() error // removes the cgroups; nil when none was made
 }
 
 // planLimits decides how l is held by runner, whose launcher can hold lt;
@@ -152,7 +149,7 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 		}
 		if wantPids > 0 || l.MaxMemory > 0 {
 			cg = mk(wantPids, l.MaxMemory)
-			p.cgroups, p.remove = cg.dirs, cg.remove
+			p.launch.Cgroups, p.remove = cg.dirs, cg.remove
 		}
 	}
 	add := func(lim Limit, explicit bool) {
@@ -166,7 +163,7 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 	switch {
 	case nproc:
 		procLimit.Mechanism, procLimit.Note = MechNprocRlimit, counts+", in the sandbox's own user namespace"
-		p.nproc = int(procs)
+		p.launch.MaxProcesses = int(procs)
 	case cg.pids:
 		procLimit.Mechanism, procLimit.Note = MechPidsCgroup, counts
 	case def && lt.launcher:
@@ -186,7 +183,7 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 			m.Mechanism, m.Note = MechMemoryCgroup, "the sandbox's memory in all, swap excluded: the kernel kills a process of it when it is full"
 		case lt.launcher:
 			m.Mechanism, m.Note = MechASRlimit, "each process's address space, not the sandbox's memory in all; programs that reserve much address space (Go, Java, sanitizers) may fail below it (no cgroup v2 memory controller could be used: "+cg.why+")"
-			p.as = l.MaxMemory
+			p.launch.MaxAddressSpace = l.MaxMemory
 			p.gaps = append(p.gaps, Gap{Area: vocab.AreaLimits, Reason: "memory limit held per process only (RLIMIT_AS): " + m.Note})
 		default:
 			m.Note = fmt.Sprintf("the %s runner has no memory limit", runner)
@@ -198,7 +195,7 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 		switch {
 		case lt.tmpfs:
 			t.Mechanism, t.Note = MechTmpfs, "the temp dir is a tmpfs of its own, in memory: its files are gone after the run"
-			p.tmpsize = l.MaxTempSize
+			p.launch.TempSize = l.MaxTempSize
 		case lt.launcher:
 			t.Note = fmt.Sprintf("the %s runner mounts nothing: the temp dir is on the host's disk, unbounded (RLIMIT_FSIZE would cap each file the command writes anywhere, not the dir's total; needs the namespaces runner)", runner)
 		default:
@@ -212,9 +209,8 @@ func planLimits(l Limits, runner string, lt limitTraits, root bool, mk cgroupMak
 // applyLimits plans r's limits for run and makes the cgroups they need,
 // which w's cleanup removes. It returns the launcher's part of the Spec,
 // and the gaps of the limits that cannot be held.
-func applyLimits(run runner, r *resolved, w *Wrapped) (limitPart, []Gap) {
+func applyLimits(run runner, r *resolved, w *Wrapped) (vocab.Limits, []Gap) {
 	p := planLimits(r.limits, run.name(), run.traits().limits, isRoot(), newCgroups)
-	part := limitPart{cgroups: p.cgroups, nproc: p.nproc, as: p.as, tmpsize: p.tmpsize}
 	w.Limits = p.limits
 	if p.remove != nil {
 		prev := w.cleanup
@@ -226,5 +222,5 @@ func applyLimits(run runner, r *resolved, w *Wrapped) (limitPart, []Gap) {
 			return err
 		}
 	}
-	return part, p.gaps
+	return p.launch, p.gaps
 }

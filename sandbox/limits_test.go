@@ -113,8 +113,8 @@ func TestPlanLimits(t *testing.T) {
 					t.Errorf("gap %v is not in area limits", g)
 				}
 			}
-			if p.nproc != tc.nproc || p.as != tc.as || p.tmpsize != tc.tmpsize || len(p.cgroups) != tc.cgroups {
-				t.Errorf("launcher part: nproc %d, as %d, tmpsize %d, cgroups %q", p.nproc, p.as, p.tmpsize, p.cgroups)
+			if l := p.launch; l.MaxProcesses != tc.nproc || l.MaxAddressSpace != tc.as || l.TempSize != tc.tmpsize || len(l.Cgroups) != tc.cgroups {
+				t.Errorf("launcher part: %+v", l)
 			}
 			if (p.remove != nil) != (tc.cgroups > 0) {
 				t.Errorf("remove set: %v, with %d cgroups", p.remove != nil, tc.cgroups)

@@ -4,7 +4,7 @@ import "github.com/bo-agent/sandbox-local/internal/vocab"
 
 // The launcher's Spec is assembled here and nowhere else: each step of a
 // wrap returns its part as a value (grants the policy's, makeTemp the temp
-// dir's, applyLimits the limits', startNetwork the network's, a Linux
+// dir's, applyLimits the limits' (a vocab.Limits, copied whole), startNetwork the network's, a Linux
 // runner its launcher's), and these functions put the parts together. A
 // new field of the Spec is set in the part that knows it and copied here.
 
@@ -14,13 +14,6 @@ type tempPart struct {
 	// denyRead is the per-user parent of the temp dirs, when the runner
 	// can deny it (traits.deniesTempParent).
 	denyRead []string
-}
-
-// limitPart is the launcher's part of the resource limits (applyLimits).
-type limitPart struct {
-	cgroups     []string
-	nproc       int
-	as, tmpsize int64
 }
 
 // netPart is the network's part (startNetwork): the mode, the loopback
@@ -48,11 +41,11 @@ type launcherPart struct {
 
 // buildSpec is the provider's Spec for one wrap: the policy's part
 // (grants) with the temp dir's, the limits' and the network's.
-func buildSpec(policy vocab.Spec, temp tempPart, limits limitPart, net netPart, ovl overlayPart) vocab.Spec {
+func buildSpec(policy vocab.Spec, temp tempPart, limits vocab.Limits, net netPart, ovl overlayPart) vocab.Spec {
 	s := policy
 	s.TempDir = temp.dir
 	s.DenyRead = append(append([]string(nil), policy.DenyRead...), temp.denyRead...)
-	s.Cgroups, s.MaxProcesses, s.MaxAddressSpace, s.TempSize = limits.cgroups, limits.nproc, limits.as, limits.tmpsize
+	s.Limits = limits
 	s.Network, s.Ports, s.Bridge = net.mode, net.ports, net.bridge
 	s.Overlay, s.OverlayDir = ovl.lower, ovl.dir
 	return s

@@ -15,12 +15,12 @@ func TestBuildSpec(t *testing.T) {
 	policy.DenyRead[0] = "/home/u/.ssh"
 	got := buildSpec(policy,
 		tempPart{dir: "/tmp/p/w", denyRead: []string{"/tmp/p"}},
-		limitPart{cgroups: []string{"/sys/fs/cgroup/x"}, nproc: 5, as: 1 << 30, tmpsize: 1 << 20},
+		vocab.Limits{Cgroups: []string{"/sys/fs/cgroup/x"}, MaxProcesses: 5, MaxAddressSpace: 1 << 30, TempSize: 1 << 20},
 		netPart{mode: vocab.NetworkProxied, ports: []int{3128, 5432}, bridge: "/tmp/p/w.sock"},
 		overlayPart{lower: "/home/u/go/pkg/mod", dir: "/c/ws.gomod", env: "/home/u/go/pkg/mod"})
 	want := vocab.Spec{Token: "t", Writable: []string{"/ws"}, TempDir: "/tmp/p/w", DenyRead: []string{"/home/u/.ssh", "/tmp/p"}, Dir: "/ws",
 		Network: vocab.NetworkProxied, Ports: []int{3128, 5432}, Bridge: "/tmp/p/w.sock",
-		Cgroups: []string{"/sys/fs/cgroup/x"}, MaxProcesses: 5, MaxAddressSpace: 1 << 30, TempSize: 1 << 20,
+		Limits:  vocab.Limits{Cgroups: []string{"/sys/fs/cgroup/x"}, MaxProcesses: 5, MaxAddressSpace: 1 << 30, TempSize: 1 << 20},
 		Overlay: "/home/u/go/pkg/mod", OverlayDir: "/c/ws.gomod", Argv: []string{"true"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("buildSpec:\n got %#v\nwant %#v", got, want)

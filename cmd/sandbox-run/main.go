@@ -102,6 +102,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,53 +280,8 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if explaining {
 		args = args[1:]
 	}
-	fs := flag.NewFlagSet("sandbox-run", flag.ContinueOnError)
-	// The flag package's own messages and usage are replaced below: one
-	// line for a mistake, the whole help only when asked for.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	mode := fs.String("mode", string(sandbox.WorkspaceWrite), "`MODE`: read-only or workspace-write")
-	workspace := fs.String("workspace", "", "workspace directory `DIR` (default: the current directory; the command starts in it unless the current directory is inside it)")
-	var allowWrite, readOnly, denyRead, unixSockets listFlag
-	fs.Var(&allowWrite, "allow-write", "extra writable directory `DIR` (repeatable)")
-	fs.Var(&readOnly, "read-only", "`PATH` kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)")
-	fs.Var(&denyRead, "deny-read", "`PATH` the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)")
-	var allowRead, writableConfigs listFlag
-	fs.Var(&writableConfigs, "writable-config", "keep this default tool config writable, by its `NAME` (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)")
-	fs.Var(&allowRead, "allow-read", "release the default deny-read paths at or beneath `PATH` (~/.ssh; the home directory releases them all) (repeatable)")
-	fs.Var(&unixSockets, "allow-unix-socket", "UNIX socket `PATH` the command may connect to under network deny (repeatable)")
-	network := fs.String("network", string(sandbox.NetworkDeny), "`MODE`: deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)")
-	var allowDomains, denyDomains listFlag
-	fs.Var(&allowDomains, "allow-domain", "under --network proxied, a `NAME` the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)")
-	fs.Var(&denyDomains, "deny-domain", "a `NAME` refused even where --allow-domain allows it (repeatable)")
-	var allowRegistries listFlag
-	fs.Var(&allowRegistries, "allow-registry", "the names a toolchain's registry (`NAME`) needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)")
-	noCaches := fs.Bool("no-caches", false, "leave the tools' cache variables as they are (their caches are the user's own, read-only): no caches of the sandbox's own")
-	cacheDir := fs.String("cache-dir", "", "keep the tools' caches in `DIR` (created, made writable) instead of the workspace's own under the user cache dir")
-	var noCache listFlag
-	fs.Var(&noCache, "no-cache", "leave this `TOOL`'s cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)")
-	noCacheWarm := fs.Bool("no-cache-warm", false, "read none of the user's caches (Go's module downloads and build cache) to warm the sandbox's")
-	allowPrivate := fs.Bool("allow-private-destinations", false, "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)")
-	var localPorts portsFlag
-	fs.Var(&localPorts, "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)")
-	runnerName := fs.String("runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
-	requireFull := fs.Bool("require-full", false, "refuse partial enforcement")
-	maxProcesses := fs.Int("max-processes", 0, fmt.Sprintf("the most processes and threads (`N`) the command runs at once (0: the default, %d)", sandbox.DefaultMaxProcesses))
-	var maxMemory, maxTempSize sizeFlag
-	fs.Var(&maxMemory, "max-memory", "the command's memory limit, a `SIZE` in bytes or with K, M, G (0: none)")
-	fs.Var(&maxTempSize, "max-temp-size", "the size limit of the command's $TMPDIR, a `SIZE` in bytes or with K, M, G (0: none)")
-	report := fs.String("json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, limits, outcome and refusals, withheld variables, the policy")
-	reportLaunch := fs.Bool("report-launch", false, "put the launch in the --json-report as well (the launcher's path, arguments and environment rule)")
-	var keepEnv, unsetEnv, setEnv listFlag
-	fs.Var(&keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)")
-	fs.Var(&unsetEnv, "unsetenv", "variable `NAME` (or pattern) removed (repeatable)")
-	fs.Var(&setEnv, "setenv", "`NAME=VALUE` the command gets (repeatable)")
-	clearEnv := fs.Bool("clearenv", false, "start from an empty environment")
-	minimalEnv := fs.Bool("minimal-env", false, "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like")
-	killAfter := fs.Duration("kill-after", defaultKillAfter, "how long after passing SIGTERM on the command may still run (a `DURATION`) before it and everything it started are killed (0: at once)")
-	policyFile := fs.String("policy", "", "read the policy from `FILE` (JSON, the field names --print-policy writes); a flag given as well replaces its field")
-	printPolicy := fs.Bool("print-policy", false, "print the effective policy as JSON and run nothing")
-	quiet := fs.Bool("quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
+	c := newFlags()
+	fs, p := c.fs, &c.policy
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
@@ -334,22 +290,22 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		fmt.Fprintf(stderr, "sandbox-run: %s: %s (sandbox-run --help lists the flags)\n", sandbox.CodeInvalidPolicy, flagError(err))
 		return vocab.FatalExit, 0
 	}
-	if *killAfter < 0 {
-		fmt.Fprintf(stderr, "sandbox-run: %s: --kill-after %v is negative\n", sandbox.CodeInvalidPolicy, *killAfter)
+	if c.killAfter < 0 {
+		fmt.Fprintf(stderr, "sandbox-run: %s: --kill-after %v is negative\n", sandbox.CodeInvalidPolicy, c.killAfter)
 		return vocab.FatalExit, 0
 	}
-	for _, name := range allowRegistries {
+	for _, name := range c.registries {
 		d, ok := sandbox.RegistryDomains(name)
 		if !ok {
 			fmt.Fprintf(stderr, "sandbox-run: %s: --allow-registry %q: want one of %s\n", sandbox.CodeInvalidPolicy, name, strings.Join(sandbox.Registries(), ", "))
 			return vocab.FatalExit, 0
 		}
-		allowDomains = append(allowDomains, d...)
+		p.AllowDomains = append(p.AllowDomains, d...)
 	}
-	networkGiven := false
-	fs.Visit(func(f *flag.Flag) { networkGiven = networkGiven || f.Name == "network" })
-	if !networkGiven && len(allowDomains) > 0 {
-		*network = string(sandbox.NetworkProxied)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["network"] && len(p.AllowDomains) > 0 {
+		p.Network = sandbox.NetworkProxied
 	}
 	argv := fs.Args()
 	var paths []string
@@ -360,70 +316,39 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 			return vocab.FatalExit, 0
 		}
 	}
-	if len(argv) == 0 && !*printPolicy {
+	if len(argv) == 0 && !c.printPolicy {
 		fmt.Fprintln(stderr, "sandbox-run: INVALID_POLICY: no command given (put it after --)")
 		return vocab.FatalExit, 0
 	}
-	ws := *workspace
-	if ws == "" {
+	workspaceGiven := p.Workspace != ""
+	if !workspaceGiven {
 		wd, err := os.Getwd()
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: INVALID_POLICY: current directory: %v\n", err)
 			return vocab.FatalExit, 0
 		}
-		ws = wd
+		p.Workspace = wd
 	}
-	ws = absolute(ws)
-	for i := range allowWrite {
-		allowWrite[i] = absolute(allowWrite[i])
+	p.Workspace, p.Caches.Dir = absolute(p.Workspace), absolute(p.Caches.Dir)
+	for _, list := range [][]string{p.WritableRoots, p.DenyRead, p.AllowRead, p.AllowUnixSockets} {
+		for i := range list {
+			list[i] = absolute(list[i])
+		}
 	}
-	for i := range denyRead {
-		denyRead[i] = absolute(denyRead[i])
-	}
-	for i := range allowRead {
-		allowRead[i] = absolute(allowRead[i])
-	}
-	for i := range unixSockets {
-		unixSockets[i] = absolute(unixSockets[i])
-	}
-	envPolicy, err := envFlags(*clearEnv, *minimalEnv, keepEnv, unsetEnv, setEnv)
-	if err != nil {
+	var err error
+	if p.Env, err = envFlags(c.clearEnv, c.minimalEnv, c.keepEnv, c.unsetEnv, c.setEnv); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: %s: %v\n", sandbox.CodeInvalidPolicy, err)
 		return vocab.FatalExit, 0
 	}
 	// auto: the library's verdict cache spares each run the preferred
 	// runner's probe (a whole sandbox launch).
 	cfg := sandbox.Config{VerdictCache: true}
-	if *runnerName != "auto" {
-		cfg = sandbox.Config{Runners: []string{*runnerName}}
+	if c.runner != "auto" {
+		cfg = sandbox.Config{Runners: []string{c.runner}}
 	}
-	req := sandbox.Request{
-		Argv: argv,
-		Dir:  commandDir(*workspace != "", ws),
-		Policy: sandbox.Policy{
-			Mode:                     sandbox.Mode(*mode),
-			Workspace:                ws,
-			WritableRoots:            allowWrite,
-			ReadOnlySubpaths:         readOnly,
-			WritableConfigs:          writableConfigs,
-			DenyRead:                 denyRead,
-			AllowRead:                allowRead,
-			AllowUnixSockets:         unixSockets,
-			Network:                  sandbox.NetworkMode(*network),
-			AllowDomains:             allowDomains,
-			DenyDomains:              denyDomains,
-			AllowPrivateDestinations: *allowPrivate,
-			AllowLocalPorts:          localPorts,
-			RequireFull:              *requireFull,
-			Limits:                   sandbox.Limits{MaxProcesses: *maxProcesses, MaxMemory: int64(maxMemory), MaxTempSize: int64(maxTempSize)},
-			Env:                      envPolicy,
-			Caches:                   sandbox.CachePolicy{Off: *noCaches, Dir: absolute(*cacheDir), Skip: noCache, NoWarm: *noCacheWarm},
-		},
-	}
-	if *policyFile != "" {
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		fields, err := applyPolicyFile(&req.Policy, absolute(*policyFile), given)
+	req := sandbox.Request{Argv: argv, Dir: commandDir(workspaceGiven, p.Workspace), Policy: *p}
+	if c.policyFile != "" {
+		fields, err := applyPolicyFile(&req.Policy, absolute(c.policyFile), c.overridden(given))
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
 			return vocab.FatalExit, 0
@@ -431,13 +356,13 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		if slices.Contains(fields, "workspace") && !given["workspace"] {
 			req.Dir = commandDir(true, req.Policy.Workspace)
 		}
-		if root := holder(absolute(*policyFile), commandRoots(req.Policy)); root != "" {
+		if root := holder(absolute(c.policyFile), commandRoots(req.Policy)); root != "" {
 			fmt.Fprintf(stderr, "sandbox-run: %s: --policy %s lies in %s, which the command may write: a command could have written the policy it runs under; keep it outside the writable roots\n",
-				sandbox.CodeInvalidPolicy, vocab.OneLine(*policyFile), vocab.OneLine(root))
+				sandbox.CodeInvalidPolicy, vocab.OneLine(c.policyFile), vocab.OneLine(root))
 			return vocab.FatalExit, 0
 		}
 	}
-	if *printPolicy {
+	if c.printPolicy {
 		check := req
 		check.Argv = []string{"true"} // the policy is what is checked, not a command
 		if err := check.Validate(); err != nil {
@@ -464,23 +389,144 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		}
 		return 0, 0
 	}
-	if !*quiet {
-		for _, n := range notices(w, *runnerName) {
+	if !c.quiet {
+		for _, n := range notices(w, c.runner) {
 			fmt.Fprintln(stderr, n)
 		}
 	}
 	var rep *reportFile
-	if *report != "" {
-		p := absolute(*report)
+	if c.report != "" {
+		p := absolute(c.report)
 		f, err := openReport(p, commandRoots(req.Policy, w.TempDir, w.CacheDir))
 		if err != nil {
 			fmt.Fprintf(stderr, "sandbox-run: %s: %s\n", sandbox.CodeInvalidPolicy, vocab.OneLine(err.Error()))
 			return vocab.FatalExit, 0
 		}
 		defer f.Close()
-		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: *reportLaunch}
+		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: c.reportLaunch}
 	}
-	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
+	return runChild(w, req.Policy, rep, c.killAfter, c.quiet, stderr)
+}
+
+// cliFlags are sandbox-run's flags. Those of the policy are bound to its
+// fields (policy) and registered with the fields they set (fields), which
+// both the parsing and the policy file's merge read: a new field of the
+// policy is its flag's registration here, nothing in policyfile.go.
+type cliFlags struct {
+	fs     *flag.FlagSet
+	policy sandbox.Policy
+	// fields names, for each flag of the policy, the fields of a policy
+	// file (JSON names) it sets: a field of the file stands unless one of
+	// its flags is given, which then replaces it whole.
+	fields map[string][]string
+
+	// What the flags give to be made into the policy after parsing
+	// (--allow-registry's names, the environment's flags).
+	registries                       listFlag
+	keepEnv, unsetEnv, setEnv        listFlag
+	clearEnv, minimalEnv             bool
+	runner, report, policyFile       string
+	reportLaunch, printPolicy, quiet bool
+	killAfter                        time.Duration
+}
+
+// newFlags registers sandbox-run's flags on a new flag set.
+func newFlags() *cliFlags {
+	c := &cliFlags{fs: flag.NewFlagSet("sandbox-run", flag.ContinueOnError), fields: map[string][]string{}}
+	fs, p := c.fs, &c.policy
+	// The flag package's own messages and usage are replaced in run: one
+	// line for a mistake, the whole help only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	policyVar(c, fs.StringVar, "mode", "`MODE`: read-only or workspace-write", (*string)(&p.Mode), string(sandbox.WorkspaceWrite))
+	policyVar(c, fs.StringVar, "workspace", "workspace directory `DIR` (default: the current directory; the command starts in it unless the current directory is inside it)", &p.Workspace, "")
+	c.policyList("allow-write", "extra writable directory `DIR` (repeatable)", &p.WritableRoots)
+	c.policyList("read-only", "`PATH` kept read-only inside the writable directories, on top of git's hooks and config: absolute, or relative to each writable directory (repeatable)", &p.ReadOnlySubpaths)
+	c.policyList("deny-read", "`PATH` the command may not read, on top of the credential stores under the home directory it never reads by default (repeatable)", &p.DenyRead)
+	c.policyList("writable-config", "keep this default tool config writable, by its `NAME` (.vscode, .cargo/config.toml; the list is in docs/policy.md) (repeatable)", &p.WritableConfigs)
+	c.policyList("allow-read", "release the default deny-read paths at or beneath `PATH` (~/.ssh; the home directory releases them all) (repeatable)", &p.AllowRead)
+	c.policyList("allow-unix-socket", "UNIX socket `PATH` the command may connect to under network deny (repeatable)", &p.AllowUnixSockets)
+	policyVar(c, fs.StringVar, "network", "`MODE`: deny, allow, or proxied (only --allow-domain names, through a proxy sandbox-run runs)", (*string)(&p.Network), string(sandbox.NetworkDeny))
+	// --allow-domain and --allow-registry alone select proxied: they set
+	// the network too.
+	c.policyList("allow-domain", "under --network proxied, a `NAME` the command may reach (registry.npmjs.org, *.github.com, name:port); selects proxied when --network is not given (repeatable)", &p.AllowDomains, &p.Network)
+	c.policyList("deny-domain", "a `NAME` refused even where --allow-domain allows it (repeatable)", &p.DenyDomains)
+	c.policyValue(&c.registries, "allow-registry", "the names a toolchain's registry (`NAME`) needs, as --allow-domain: one of "+strings.Join(sandbox.Registries(), ", ")+" (repeatable)", &p.AllowDomains, &p.Network)
+	policyVar(c, fs.BoolVar, "no-caches", "leave the tools' cache variables as they are (their caches are the user's own, read-only): no caches of the sandbox's own", &p.Caches.Off, false)
+	policyVar(c, fs.StringVar, "cache-dir", "keep the tools' caches in `DIR` (created, made writable) instead of the workspace's own under the user cache dir", &p.Caches.Dir, "")
+	c.policyList("no-cache", "leave this `TOOL`'s cache variables as they are: one of "+strings.Join(cacheToolNames(), ", ")+" (repeatable)", &p.Caches.Skip)
+	policyVar(c, fs.BoolVar, "no-cache-warm", "read none of the user's caches (Go's module downloads and build cache) to warm the sandbox's", &p.Caches.NoWarm, false)
+	policyVar(c, fs.BoolVar, "allow-private-destinations", "let allowed names resolve to loopback, private or link-local addresses (off: DNS rebinding is refused)", &p.AllowPrivateDestinations, false)
+	c.policyValue((*portsFlag)(&p.AllowLocalPorts), "allow-local-port", "a TCP `PORT` on the host's loopback the command may connect to at 127.0.0.1, under deny or proxied (repeatable)", &p.AllowLocalPorts)
+	policyVar(c, fs.BoolVar, "require-full", "refuse partial enforcement", &p.RequireFull, false)
+	policyVar(c, fs.IntVar, "max-processes", fmt.Sprintf("the most processes and threads (`N`) the command runs at once (0: the default, %d)", sandbox.DefaultMaxProcesses), &p.Limits.MaxProcesses, 0)
+	c.policyValue((*sizeFlag)(&p.Limits.MaxMemory), "max-memory", "the command's memory limit, a `SIZE` in bytes or with K, M, G (0: none)", &p.Limits.MaxMemory)
+	c.policyValue((*sizeFlag)(&p.Limits.MaxTempSize), "max-temp-size", "the size limit of the command's $TMPDIR, a `SIZE` in bytes or with K, M, G (0: none)", &p.Limits.MaxTempSize)
+	c.policyValue(&c.keepEnv, "keep-env", "variable `NAME` (or pattern) passed on although it looks like a credential (repeatable)", &p.Env)
+	c.policyValue(&c.unsetEnv, "unsetenv", "variable `NAME` (or pattern) removed (repeatable)", &p.Env)
+	c.policyValue(&c.setEnv, "setenv", "`NAME=VALUE` the command gets (repeatable)", &p.Env)
+	policyVar(c, fs.BoolVar, "clearenv", "start from an empty environment", &c.clearEnv, false, &p.Env)
+	policyVar(c, fs.BoolVar, "minimal-env", "start from PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TZ and the like", &c.minimalEnv, false, &p.Env)
+	fs.StringVar(&c.runner, "runner", "auto", "`RUNNER`: auto (the first that works here) or one of: "+strings.Join(sandbox.Runners(), ", "))
+	fs.StringVar(&c.report, "json-report", "", "write a JSON report to `FILE` after the command exits: runner, enforcement, gaps, limits, outcome and refusals, withheld variables, the policy")
+	fs.BoolVar(&c.reportLaunch, "report-launch", false, "put the launch in the --json-report as well (the launcher's path, arguments and environment rule)")
+	fs.DurationVar(&c.killAfter, "kill-after", defaultKillAfter, "how long after passing SIGTERM on the command may still run (a `DURATION`) before it and everything it started are killed (0: at once)")
+	fs.StringVar(&c.policyFile, "policy", "", "read the policy from `FILE` (JSON, the field names --print-policy writes); a flag given as well replaces its field")
+	fs.BoolVar(&c.printPolicy, "print-policy", false, "print the effective policy as JSON and run nothing")
+	fs.BoolVar(&c.quiet, "quiet", false, "print no notice of partial enforcement or of a fallback runner, and no note after a likely denial")
+	return c
+}
+
+// policyVar registers a flag of the policy with one of the flag set's
+// typed methods (fs.String, fs.Bool, ...), bound to *at: a field of the
+// policy, or a value made into one after parsing; sets are the fields it
+// sets besides at.
+func policyVar[T any](c *cliFlags, define func(*T, string, T, string), name, usage string, at *T, def T, sets ...any) {
+	define(at, name, def, usage)
+	c.record(name, append([]any{at}, sets...))
+}
+
+// policyValue registers a flag of the policy that v parses; sets are the
+// fields of the policy it sets (pointers into c.policy).
+func (c *cliFlags) policyValue(v flag.Value, name, usage string, sets ...any) {
+	c.fs.Var(v, name, usage)
+	c.record(name, sets)
+}
+
+// policyList registers a repeatable flag of the policy that appends to
+// the list *at; sets are the further fields it sets.
+func (c *cliFlags) policyList(name, usage string, at *[]string, sets ...any) {
+	c.policyValue((*listFlag)(at), name, usage, append([]any{at}, sets...)...)
+}
+
+// record notes the fields of the policy that ptrs point into as set by
+// the flag name; a pointer outside the policy (a value made into a field
+// after parsing) names none.
+func (c *cliFlags) record(name string, ptrs []any) {
+	pv := reflect.ValueOf(&c.policy).Elem()
+	base := pv.Addr().Pointer()
+	for _, ptr := range ptrs {
+		at := reflect.ValueOf(ptr).Pointer()
+		for i := 0; i < pv.NumField(); i++ {
+			f := pv.Type().Field(i)
+			if start := base + f.Offset; at >= start && at < start+f.Type.Size() {
+				if field := jsonName(f); !slices.Contains(c.fields[name], field) {
+					c.fields[name] = append(c.fields[name], field)
+				}
+			}
+		}
+	}
+}
+
+// overridden are the fields of the policy that the given flags set.
+func (c *cliFlags) overridden(given map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for name := range given {
+		for _, field := range c.fields[name] {
+			out[field] = true
+		}
+	}
+	return out
 }
 
 // commandRoots are the directories a command under pol, or an earlier one

@@ -8,35 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/bo-agent/sandbox-local/internal/nativepath"
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
-
-// policyFlags names, for each field of a policy file (its JSON name, as
-// the report writes the policy), the flags that set it: a field stands
-// unless one of its flags is given, which then replaces it whole.
-var policyFlags = map[string][]string{
-	"mode":                       {"mode"},
-	"workspace":                  {"workspace"},
-	"writable_roots":             {"allow-write"},
-	"read_only_subpaths":         {"read-only"},
-	"writable_configs":           {"writable-config"},
-	"deny_read":                  {"deny-read"},
-	"allow_read":                 {"allow-read"},
-	"network":                    {"network", "allow-domain", "allow-registry"}, // --allow-domain alone selects proxied
-	"allow_domains":              {"allow-domain", "allow-registry"},
-	"deny_domains":               {"deny-domain"},
-	"allow_private_destinations": {"allow-private-destinations"},
-	"allow_local_ports":          {"allow-local-port"},
-	"allow_unix_sockets":         {"allow-unix-socket"},
-	"require_full":               {"require-full"},
-	"limits":                     {"max-processes", "max-memory", "max-temp-size"},
-	"env":                        {"keep-env", "unsetenv", "setenv", "clearenv", "minimal-env"},
-	"caches":                     {"no-caches", "cache-dir", "no-cache", "no-cache-warm"},
-}
 
 // holder returns the root of roots (resolved, as commandRoots makes them)
 // that holds the file at path, symlinks resolved, or "".
@@ -58,8 +34,9 @@ const maxPolicyFile = 1 << 20
 
 // applyPolicyFile reads the policy file at path (JSON, the field names of
 // sandbox.Policy, an unknown field refused by name) and sets in dst each
-// field it has whose flags were not given. It returns the file's fields.
-func applyPolicyFile(dst *sandbox.Policy, path string, given map[string]bool) ([]string, error) {
+// field it has that a given flag does not set (overridden, by JSON name:
+// cliFlags.overridden). It returns the file's fields.
+func applyPolicyFile(dst *sandbox.Policy, path string, overridden map[string]bool) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
@@ -96,7 +73,7 @@ func applyPolicyFile(dst *sandbox.Policy, path string, given map[string]bool) ([
 			continue
 		}
 		fields = append(fields, name)
-		if !slices.ContainsFunc(policyFlags[name], func(f string) bool { return given[f] }) {
+		if !overridden[name] {
 			dv.Field(i).Set(sv.Field(i))
 		}
 	}

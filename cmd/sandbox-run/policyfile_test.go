@@ -1,23 +1,43 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/sandbox"
 )
 
-// TestPolicyFlagsCoverEveryField: each field of the policy has the flags
-// that set it, so a flag always wins over the file (a field without one
-// would silently beat its flag).
+// TestPolicyFlagsCoverEveryField: each field of the policy has a flag
+// registered with it (newFlags), so a flag always wins over the file (a
+// field without one would silently beat its flag), and each flag
+// registered as the policy's sets a field of it.
 func TestPolicyFlagsCoverEveryField(t *testing.T) {
+	c := newFlags()
+	covered := c.overridden(map[string]bool{})
+	c.fs.VisitAll(func(f *flag.Flag) {
+		fields, ok := c.fields[f.Name]
+		if ok && len(fields) == 0 {
+			t.Errorf("flag --%s is registered as the policy's but sets none of its fields", f.Name)
+		}
+		for _, field := range fields {
+			covered[field] = true
+		}
+	})
 	typ := reflect.TypeOf(sandbox.Policy{})
 	for i := 0; i < typ.NumField(); i++ {
-		if name := jsonName(typ.Field(i)); len(policyFlags[name]) == 0 {
-			t.Errorf("policy field %s (%s) has no flag in policyFlags", typ.Field(i).Name, name)
+		if name := jsonName(typ.Field(i)); !covered[name] {
+			t.Errorf("policy field %s (%s) has no flag registered with it in newFlags", typ.Field(i).Name, name)
+		}
+	}
+	for flagName, want := range map[string][]string{"deny-read": {"deny_read"}, "allow-registry": {"allow_domains", "network"},
+		"max-memory": {"limits"}, "clearenv": {"env"}, "no-cache": {"caches"}, "runner": nil} {
+		if got := c.fields[flagName]; !slices.Equal(got, want) {
+			t.Errorf("--%s sets %q, want %q", flagName, got, want)
 		}
 	}
 }
@@ -33,15 +53,15 @@ func TestApplyPolicyFile(t *testing.T) {
 	}
 	good := write("good.json", `{"mode": "read-only", "deny_read": ["/a"], "network": "allow", "env": {"keep": ["X"]}}`)
 	tests := []struct {
-		name  string
-		path  string
-		given map[string]bool
-		want  sandbox.Policy
-		err   string
+		name   string
+		path   string
+		fields map[string]bool
+		want   sandbox.Policy
+		err    string
 	}{
 		{"the file's fields", good, nil,
 			sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: "/flags", DenyRead: []string{"/a"}, Network: sandbox.NetworkAllow, Env: sandbox.EnvPolicy{Keep: []string{"X"}}}, ""},
-		{"a flag replaces its field", good, map[string]bool{"deny-read": true, "allow-domain": true, "unsetenv": true},
+		{"a flag replaces its field", good, newFlags().overridden(map[string]bool{"deny-read": true, "allow-domain": true, "unsetenv": true}),
 			sandbox.Policy{Mode: sandbox.ReadOnly, Workspace: "/flags", DenyRead: []string{"/flag"}, Network: sandbox.NetworkDeny}, ""},
 		{"unknown field", write("bad.json", `{"mode": "read-only", "writable_root": ["/x"]}`), nil, sandbox.Policy{}, `unknown field "writable_root"`},
 		{"wrong type", write("type.json", `{"deny_read": "/x"}`), nil, sandbox.Policy{}, "deny_read"},
@@ -56,7 +76,7 @@ func TestApplyPolicyFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: "/flags", DenyRead: []string{"/flag"}, Network: sandbox.NetworkDeny}
-			_, err := applyPolicyFile(&p, tt.path, tt.given)
+			_, err := applyPolicyFile(&p, tt.path, tt.fields)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err %v, want one saying %q", err, tt.err)

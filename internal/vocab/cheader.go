@@ -81,9 +81,10 @@ func CHeader() string {
 // options writes the option table (Options) for the C decoder: the value
 // kinds, the option ids, struct spec (a field per option), and
 // SBX_OPTIONS, one X(id, name, kind, max, repeatable, path, required,
-// what, field, count, size) per option, in OptionID order: field and
+// needs, what, field, count, size) per option, in OptionID order: field and
 // count are the offsets in struct spec of its value (or values) and of a
-// repeatable option's count (-1 otherwise), size a value's size.
+// repeatable option's count (-1 otherwise), size a value's size, needs a
+// bit (1ULL << id) per option it needs.
 func options(b *strings.Builder) {
 	kinds := [...]string{Flag: "FLAG", Text: "TEXT", Number: "NUMBER", NetModeWord: "NET_MODE", Program: "PROGRAM", Line: "LINE"}
 	b.WriteString("// ValueKind: what an option's value is (Options' Value).\n")
@@ -106,7 +107,7 @@ func options(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\tchar **cmd;\n\tint ncmd;\n};\n")
-	b.WriteString("// Options: X(id, name, kind, max, repeatable, path, required, what, field, count, size) per option.\n#define SBX_OPTIONS(X) \\\n")
+	b.WriteString("// Options: X(id, name, kind, max, repeatable, path, required, needs, what, field, count, size) per option.\n#define SBX_OPTIONS(X) \\\n")
 	bit := func(v bool) int {
 		if v {
 			return 1
@@ -122,8 +123,17 @@ func options(b *strings.Builder) {
 		if o.Repeatable {
 			count = fmt.Sprintf("(long)offsetof(struct spec, n%s)", o.CField)
 		}
-		fmt.Fprintf(b, "\tX(SBX_OPT_%s, %s, SBX_VALUE_%s, %dLL, %d, %d, %d, %s, (long)offsetof(struct spec, %s), %s, sizeof(%s))%s\n",
-			o.Key, strconv.Quote(o.Name), kinds[o.Value], o.Max, bit(o.Repeatable), bit(o.Path), bit(o.Required), strconv.Quote(o.What),
+		needs := "0ULL"
+		for j, need := range o.Needs {
+			if j == 0 {
+				needs = ""
+			} else {
+				needs += " | "
+			}
+			needs += fmt.Sprintf("(1ULL << SBX_OPT_%s)", Options[need].Key)
+		}
+		fmt.Fprintf(b, "\tX(SBX_OPT_%s, %s, SBX_VALUE_%s, %dLL, %d, %d, %d, %s, %s, (long)offsetof(struct spec, %s), %s, sizeof(%s))%s\n",
+			o.Key, strconv.Quote(o.Name), kinds[o.Value], o.Max, bit(o.Repeatable), bit(o.Path), bit(o.Required), needs, strconv.Quote(o.What),
 			o.CField, count, valueType(o), end)
 	}
 }

@@ -58,6 +58,25 @@ type Spec struct {
 	// the provider's JoinGaps of LandlockKernelGaps, one line; empty when
 	// there is nothing to announce.
 	Notice string
+	// Limits are the resource limits the launcher applies.
+	Limits
+	// Overlay is a directory of the user's (Go's module cache) that the
+	// namespaces launcher shows at its own path as an overlay: the
+	// user's files are its read-only lower layer, and what the command
+	// writes there goes to OverlayDir's upper layer, never to the user's
+	// files. Set for the namespaces runner only; landlock-run refuses it.
+	Overlay string
+	// OverlayDir holds the overlay's "upper" and "work" directories, on
+	// one file system; given with Overlay and only with it.
+	OverlayDir string
+	// Argv is the command and its arguments; empty only in probe mode.
+	Argv []string
+}
+
+// Limits are the resource limits of a Spec: what the provider's limit
+// plan (package sandbox) hands the launcher whole, so that a new limit is
+// a field here and a row of Options, not a copy line in the provider.
+type Limits struct {
 	// Cgroups are cgroup directories the launcher moves itself into at
 	// its start (one per hierarchy), so that every process of the sandbox
 	// is counted by the limits the provider set there.
@@ -72,17 +91,6 @@ type Spec struct {
 	// that many bytes instead of a bind of TempDir (the namespaces
 	// launcher; landlock-run refuses it).
 	TempSize int64
-	// Overlay is a directory of the user's (Go's module cache) that the
-	// namespaces launcher shows at its own path as an overlay: the
-	// user's files are its read-only lower layer, and what the command
-	// writes there goes to OverlayDir's upper layer, never to the user's
-	// files. Set for the namespaces runner only; landlock-run refuses it.
-	Overlay string
-	// OverlayDir holds the overlay's "upper" and "work" directories, on
-	// one file system; given with Overlay and only with it.
-	OverlayDir string
-	// Argv is the command and its arguments; empty only in probe mode.
-	Argv []string
 }
 
 // ValueKind is what an option's value is; both decoders check it the same
@@ -152,6 +160,10 @@ type Option struct {
 	Path bool
 	// Required: every argv carries the option.
 	Required bool
+	// Needs are the options an argv that carries this one must carry
+	// too; both decoders refuse it without them ("-bridge without
+	// -port").
+	Needs []OptionID
 	// What names the value in a decoder's error.
 	What string
 	// CField is the option's field in the C decoder's struct spec
@@ -161,7 +173,8 @@ type Option struct {
 	CType string
 
 	// get returns the values Encode writes for s (for a Flag, one empty
-	// value when set); set stores one decoded value (n for a Number).
+	// value when set); set stores one decoded value (n for a Number or
+	// a network mode).
 	get func(s *Spec) []string
 	set func(s *Spec, val string, n int64)
 }
@@ -192,11 +205,11 @@ var Options = [numOptions]Option{
 		set: func(s *Spec, v string, _ int64) { s.Dir = v }},
 	OptNet: {Name: "-net", Key: "NET", CField: "net", Value: NetModeWord, Required: true, What: "network mode",
 		get: func(s *Spec) []string { return []string{s.Network.String()} },
-		set: func(s *Spec, v string, _ int64) { s.Network, _ = ParseNetMode(v) }},
+		set: func(s *Spec, _ string, n int64) { s.Network = NetMode(n) }},
 	OptPort: {Name: "-port", Key: "PORT", CField: "ports", CType: "int", Value: Number, Max: 65535, Repeatable: true, What: "port",
 		get: func(s *Spec) []string { return decimals(s.Ports) },
 		set: func(s *Spec, _ string, n int64) { s.Ports = append(s.Ports, int(n)) }},
-	OptBridge: {Name: "-bridge", Key: "BRIDGE", CField: "bridge", Value: Text, Path: true, What: "bridge",
+	OptBridge: {Name: "-bridge", Key: "BRIDGE", CField: "bridge", Value: Text, Path: true, What: "bridge", Needs: []OptionID{OptPort},
 		get: func(s *Spec) []string { return one(s.Bridge) },
 		set: func(s *Spec, v string, _ int64) { s.Bridge = v }},
 	OptCgroup: {Name: "-cgroup", Key: "CGROUP", CField: "cgroups", Value: Text, Repeatable: true, Path: true, What: "cgroup",
@@ -211,10 +224,10 @@ var Options = [numOptions]Option{
 	OptTempSize: {Name: "-tmpsize", Key: "TEMP_SIZE", CField: "tmpsize", CType: "long long", Value: Number, Max: MaxBytes, What: "byte count",
 		get: func(s *Spec) []string { return positive(s.TempSize) },
 		set: func(s *Spec, _ string, n int64) { s.TempSize = n }},
-	OptOverlay: {Name: "-overlay", Key: "OVERLAY", CField: "overlay", Value: Text, Path: true, What: "overlay",
+	OptOverlay: {Name: "-overlay", Key: "OVERLAY", CField: "overlay", Value: Text, Path: true, What: "overlay", Needs: []OptionID{OptOverlayDir},
 		get: func(s *Spec) []string { return one(s.Overlay) },
 		set: func(s *Spec, v string, _ int64) { s.Overlay = v }},
-	OptOverlayDir: {Name: "-overlay-dir", Key: "OVERLAY_DIR", CField: "overlay_dir", Value: Text, Path: true, What: "overlay dir",
+	OptOverlayDir: {Name: "-overlay-dir", Key: "OVERLAY_DIR", CField: "overlay_dir", Value: Text, Path: true, What: "overlay dir", Needs: []OptionID{OptOverlay},
 		get: func(s *Spec) []string { return one(s.OverlayDir) },
 		set: func(s *Spec, v string, _ int64) { s.OverlayDir = v }},
 	OptRequireFull: {Name: "-full", Key: "REQUIRE_FULL", CField: "require_full", Value: Flag,
@@ -234,6 +247,13 @@ var Options = [numOptions]Option{
 		set: func(s *Spec, v string, _ int64) { s.Notice = v }},
 }
 
+// Put stores one decoded value of o in s as Decode does: val for text, n
+// for a Number or a network mode (a NetMode), nothing for a Flag but its
+// presence. A decoder of another language is read back into a Spec with
+// it (launcher's test of the C decoder), so a new option needs no copy
+// line there.
+func (o *Option) Put(s *Spec, val string, n int64) { o.set(s, val, n) }
+
 // one is the value of an option given once when set, none when empty.
 func one(v string) []string {
 	if v == "" {
@@ -250,9 +270,10 @@ func flag(set bool) []string {
 	return nil
 }
 
-// positive is a Number given once when positive, none otherwise.
+// positive is a Number given once when set, none when zero; a negative
+// one is written as it is, for check to refuse.
 func positive(n int64) []string {
-	if n <= 0 {
+	if n == 0 {
 		return nil
 	}
 	return []string{strconv.FormatInt(n, 10)}
@@ -277,7 +298,8 @@ func lookupOption(name string) (OptionID, bool) {
 	return 0, false
 }
 
-// check reports why val is not a value of o, and parses a Number.
+// check reports why val is not a value of o, and parses a Number (a
+// network mode into its NetMode).
 func (o *Option) check(val string) (int64, error) {
 	if val == "" {
 		return 0, fmt.Errorf("%w: %s: empty", ErrMalformed, o.Name)
@@ -290,9 +312,11 @@ func (o *Option) check(val string) (int64, error) {
 		}
 		return n, nil
 	case NetModeWord:
-		if _, ok := ParseNetMode(val); !ok {
+		m, ok := ParseNetMode(val)
+		if !ok {
 			return 0, fmt.Errorf("%w: %s %q: want %s, %s or %s", ErrMalformed, o.Name, clip(val), NetDeny, NetAllow, NetProxied)
 		}
+		return int64(m), nil
 	case Program:
 		if !validProgram(val) {
 			return 0, fmt.Errorf("%w: %s: not a program in hex", ErrMalformed, o.Name)

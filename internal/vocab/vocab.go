@@ -62,11 +62,11 @@
 // probe mode, a wrong version.
 //
 // The options are one table, [Options] in spec.go beside [Spec] (name,
-// value kind, bound, repeatable or not, path or not, its C field): Encode
-// writes, Decode reads and checks from it, and [CHeader] generates from it
-// the C decoder's table and its struct spec (launcher/shared_contract_linux.h),
-// so a new option is one field and one row there, and where each launcher
-// applies it.
+// value kind, bound, repeatable or not, path or not, the options it needs,
+// its C field): Encode writes, Decode reads and checks from it, and
+// [CHeader] generates from it the C decoder's table and its struct spec
+// (launcher/shared_contract_linux.h), so a new option is one field and one
+// row there, and where each launcher applies it.
 package vocab
 
 import (
@@ -307,8 +307,16 @@ func (s Spec) validate() error {
 			}
 		}
 	}
-	if s.MaxProcesses < 0 || s.MaxAddressSpace < 0 || s.TempSize < 0 || s.LandlockABI < 0 {
-		return fmt.Errorf("%w: negative limit", ErrMalformed)
+	for i := range Options {
+		o := &Options[i]
+		if len(o.get(&s)) == 0 {
+			continue
+		}
+		for _, need := range o.Needs {
+			if len(Options[need].get(&s)) == 0 {
+				return fmt.Errorf("%w: %s without %s", ErrMalformed, o.Name, Options[need].Name)
+			}
+		}
 	}
 	if s.Network < NetworkDeny || s.Network > NetworkProxied {
 		return fmt.Errorf("%w: unknown network mode %d", ErrMalformed, int(s.Network))
@@ -318,12 +326,6 @@ func (s Spec) validate() error {
 	}
 	if s.Network == NetworkProxied && len(s.Ports) == 0 {
 		return fmt.Errorf("%w: proxied network without the proxy's -port", ErrMalformed)
-	}
-	if s.Bridge != "" && len(s.Ports) == 0 {
-		return fmt.Errorf("%w: -bridge without -port", ErrMalformed)
-	}
-	if (s.Overlay == "") != (s.OverlayDir == "") {
-		return fmt.Errorf("%w: -overlay and -overlay-dir go together", ErrMalformed)
 	}
 	if s.Probe && len(s.Argv) != 0 {
 		return fmt.Errorf("%w: probe mode takes no command", ErrMalformed)

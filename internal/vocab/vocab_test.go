@@ -141,6 +141,27 @@ func TestEncodeRefusesWhatDecodeWould(t *testing.T) {
 	}
 }
 
+// TestEncodeRefusesNegativeNumbers: a negative limit or ABI is written
+// as it is, and refused, not dropped as if it were unset.
+func TestEncodeRefusesNegativeNumbers(t *testing.T) {
+	for _, s := range []Spec{
+		{Limits: Limits{MaxProcesses: -1}},
+		{Limits: Limits{MaxAddressSpace: -1}},
+		{Limits: Limits{TempSize: -1}},
+		{LandlockABI: -1},
+		{Ports: []int{-1}},
+	} {
+		s.Token, s.Argv = tok, []string{"true"}
+		if _, err := Encode(NsRun, s); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Encode of %+v: %v, want ErrMalformed", s, err)
+		}
+		s.Limits, s.LandlockABI, s.Ports = Limits{}, 0, nil
+		if _, err := Encode(NsRun, s); err != nil {
+			t.Errorf("control: Encode without the number: %v", err)
+		}
+	}
+}
+
 func TestEncodeNeedsAToken(t *testing.T) {
 	for _, bad := range []string{"", "abc", strings.ToUpper(tok), tok + "0"} {
 		if _, err := Encode(LandlockRun, Spec{Token: bad, Argv: []string{"true"}}); !errors.Is(err, ErrMalformed) {
@@ -365,6 +386,9 @@ func (fakeFile) IsDir() bool       { return false }
 // type on every Number, paths only for Text, a name for every value's
 // errors.
 func TestOptionTable(t *testing.T) {
+	if numOptions > 64 {
+		t.Fatalf("%d options: the C decoder keeps an option's needs in a 64-bit mask", numOptions)
+	}
 	names, keys, fields := map[string]bool{}, map[string]bool{}, map[string]bool{"cmd": true, "ncmd": true}
 	for id, o := range Options {
 		if o.Name == "" || o.Key == "" || o.CField == "" || o.get == nil || o.set == nil {
@@ -391,6 +415,11 @@ func TestOptionTable(t *testing.T) {
 		}
 		if o.Value != Flag && o.What == "" {
 			t.Errorf("%s: no name for its value", o.Name)
+		}
+		for _, need := range o.Needs {
+			if need < 0 || need >= numOptions || need == OptionID(id) || Options[need].Required {
+				t.Errorf("%s needs option %d: not another, optional option", o.Name, need)
+			}
 		}
 	}
 }
