@@ -88,7 +88,8 @@
 // command still running --kill-after (10 s) after the first SIGTERM was
 // passed on is killed, with everything it started, and sandbox-run dies of
 // SIGTERM (exit status 143), as the command would have (docker stop waits
-// as long, then kills).
+// as long, then kills). A signal that comes before the command started
+// ends sandbox-run by that signal, and the command never runs.
 package main
 
 import (
@@ -448,6 +449,10 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		fmt.Fprintln(stdout, string(b))
 		return 0, 0
 	}
+	var sigs *caught
+	if !explaining {
+		sigs = catchSignals()
+	}
 	// The temp dirs of runs that were killed before their Cleanup: a
 	// provider's background sweep would often not be done when this
 	// short run ends.
@@ -480,7 +485,45 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		defer f.Close()
 		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: *reportLaunch}
 	}
-	return runChild(w, req.Policy, rep, *killAfter, *quiet, stderr)
+	return runChild(w, req.Policy, rep, sigs, *killAfter, *quiet, stderr)
+}
+
+// caught are the signals sandbox-run passes on (procsig.Forwarded), caught
+// from ready on.
+type caught struct {
+	c     chan os.Signal
+	ready chan struct{}
+}
+
+// catchSignals starts catching the signals sandbox-run passes on, in the
+// background: the first signal.Notify of a process starts the runtime's
+// signal loop, which costs about a millisecond, and it is done meanwhile
+// Wrap runs. They stay caught until sandbox-run exits (no signal.Stop:
+// the process ends right after).
+func catchSignals() *caught {
+	s := &caught{c: make(chan os.Signal, 8), ready: make(chan struct{})}
+	go func() {
+		signal.Notify(s.c, procsig.Forwarded...)
+		close(s.ready)
+	}()
+	return s
+}
+
+// beforeStart waits until the signals are caught, and returns one caught
+// before the command started: sandbox-run dies of that one without
+// starting the command, as it would have had it not caught it yet. A
+// terminal's Ctrl-C during Wrap is so not lost: passed on after the start
+// it would be taken for one the command, in the terminal's foreground
+// group, got already.
+func (s *caught) beforeStart() (syscall.Signal, bool) {
+	<-s.ready
+	select {
+	case sig := <-s.c:
+		n, ok := sig.(syscall.Signal)
+		return n, ok
+	default:
+		return 0, false
+	}
 }
 
 // commandRoots are the directories a command under pol, or an earlier one
@@ -687,7 +730,7 @@ const defaultKillAfter = 10 * time.Second
 // for, says on stderr when a failure looks like the sandbox's refusal
 // (unless quiet), and returns the command's exit status, or the signal it
 // died of (SIGTERM when it was killed after one).
-func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
+func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, sigs *caught, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var out *capture
@@ -708,9 +751,9 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		// waiting for end of file once the command has exited.
 		cmd.WaitDelay = stderrDrain
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, procsig.Forwarded...)
-	defer signal.Stop(sigs)
+	if sig, ok := sigs.beforeStart(); ok {
+		return 128 + int(sig), sig
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
 		return vocab.FatalExit, 0
@@ -722,7 +765,7 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		var kill <-chan time.Time
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-sigs.c:
 				if procsig.PassOn(s) {
 					cmd.Process.Signal(s)
 					if s == syscall.SIGTERM && kill == nil {
