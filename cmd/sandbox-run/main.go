@@ -100,7 +100,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -720,6 +719,16 @@ type reportFile struct {
 	launch bool           // --report-launch: the wrap as well
 }
 
+// launched is the launcher spawn started.
+type launched interface {
+	Signal(os.Signal) error
+	Kill() error
+	// Wait waits for the launcher to exit, and for what it wrote through
+	// a pipe (cmd.WaitDelay bounds that), and returns its exit status, or
+	// the signal it died of (then the status is 128+N).
+	Wait() (int, syscall.Signal)
+}
+
 // defaultKillAfter is --kill-after's default: docker stop's grace.
 const defaultKillAfter = 10 * time.Second
 
@@ -754,7 +763,8 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, sigs *cau
 	if sig, ok := sigs.beforeStart(); ok {
 		return 128 + int(sig), sig
 	}
-	if err := cmd.Start(); err != nil {
+	child, err := spawn(cmd)
+	if err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
 		return vocab.FatalExit, 0
 	}
@@ -767,21 +777,20 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, sigs *cau
 			select {
 			case s := <-sigs.c:
 				if procsig.PassOn(s) {
-					cmd.Process.Signal(s)
+					child.Signal(s)
 					if s == syscall.SIGTERM && kill == nil {
 						kill = time.After(killAfter)
 					}
 				}
 			case <-kill:
 				killed.Store(true)
-				cmd.Process.Kill()
+				child.Kill()
 			case <-done:
 				return
 			}
 		}
 	}()
-	err := cmd.Wait()
-	code, sig := exitStatus(cmd, err)
+	code, sig := child.Wait()
 	if sig == syscall.SIGKILL && killed.Load() {
 		code, sig = 128+int(syscall.SIGTERM), syscall.SIGTERM
 		if !quiet {
@@ -856,16 +865,4 @@ func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, s
 	} else if !sameFile(rep.f, rep.path) {
 		fmt.Fprintf(stderr, "sandbox-run: the report file %s was replaced or removed during the run; the report went to the file opened before it, not to what is there now\n", rep.path)
 	}
-}
-
-// exitStatus is the child's exit status, and the signal that killed it
-// (then the status is 128+N).
-func exitStatus(cmd *exec.Cmd, err error) (int, syscall.Signal) {
-	if cmd.ProcessState == nil {
-		return vocab.FatalExit, 0
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), ws.Signal()
-	}
-	return cmd.ProcessState.ExitCode(), 0
 }
