@@ -171,11 +171,13 @@ func planCaches(p Policy, workspace string, callerEnv []string) (*cachePlan, err
 		}
 	}
 	if !c.NoWarm && !plan.skip["go"] {
-		plan.goWarm, plan.goProxy = goWarmSource(callerEnv)
+		// The go env file is read once for both.
+		goenv := readGoEnvFile(callerEnv)
+		plan.goWarm, plan.goProxy = goWarmSource(callerEnv, goenv)
 		if plan.goWarm != "" {
 			plan.goMod = filepath.Dir(filepath.Dir(plan.goWarm))
 		}
-		plan.goBuild = goBuildCache(callerEnv)
+		plan.goBuild = goBuildCache(callerEnv, goenv)
 	}
 	return plan, nil
 }
@@ -310,9 +312,9 @@ const defaultGoProxy = "https://proxy.golang.org,direct"
 
 // goWarmSource finds the user's module download cache
 // (<GOMODCACHE>/cache/download) and the GOPROXY the user's go uses. The
-// dir is "" when there is none to read.
-func goWarmSource(env []string) (dir, proxy string) {
-	goenv := readGoEnvFile(env)
+// dir is "" when there is none to read. goenv is the go env file's
+// settings (readGoEnvFile).
+func goWarmSource(env []string, goenv map[string]string) (dir, proxy string) {
 	proxy = goEnvSetting(env, goenv, "GOPROXY")
 	if proxy == "" {
 		proxy = defaultGoProxy
@@ -337,9 +339,9 @@ func goWarmSource(env []string) (dir, proxy string) {
 }
 
 // goBuildCache is the user's build cache dir (GOCACHE, else the go env
-// file's, else <user cache dir>/go-build), "" for none.
-func goBuildCache(env []string) string {
-	v := goEnvSetting(env, readGoEnvFile(env), "GOCACHE")
+// file's, goenv, else <user cache dir>/go-build), "" for none.
+func goBuildCache(env []string, goenv map[string]string) string {
+	v := goEnvSetting(env, goenv, "GOCACHE")
 	if v == "off" {
 		return ""
 	}

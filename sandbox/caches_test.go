@@ -166,7 +166,7 @@ func TestGoWarmSource(t *testing.T) {
 		{"a comma cannot be named", []string{"GOMODCACHE=/a,b"}, "", defaultGoProxy},
 	}
 	for _, tc := range cases {
-		dir, proxy := goWarmSource(tc.env)
+		dir, proxy := goWarmSource(tc.env, readGoEnvFile(tc.env))
 		if dir != tc.wantDir || proxy != tc.wantPrx {
 			t.Errorf("%s: %q %q, want %q %q", tc.name, dir, proxy, tc.wantDir, tc.wantPrx)
 		}

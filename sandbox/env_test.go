@@ -262,3 +262,44 @@ func TestWrapWithholdsEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestSetVars: the one pass gives what setting each variable in turn
+// (dropping the name, appending the value) and then dropping the unset
+// names gives, duplicates and names in both lists included.
+func TestSetVars(t *testing.T) {
+	cases := []struct {
+		name            string
+		env, set, unset []string
+		want            []string
+	}{
+		{"empty", nil, nil, nil, []string{}},
+		{"set appends after env", []string{"A=1", "B=2"}, []string{"C=3"}, nil, []string{"A=1", "B=2", "C=3"}},
+		{"set replaces", []string{"A=1", "B=2", "C=3"}, []string{"B=x"}, nil, []string{"A=1", "C=3", "B=x"}},
+		{"env duplicates go", []string{"A=1", "A=2", "B=2"}, []string{"A=x"}, nil, []string{"B=2", "A=x"}},
+		{"last of set wins, at its place", []string{"Z=0"}, []string{"A=1", "B=2", "A=3"}, nil, []string{"Z=0", "B=2", "A=3"}},
+		{"unset drops env", []string{"A=1", "R=5", "B=2"}, nil, []string{"R"}, []string{"A=1", "B=2"}},
+		{"unset drops set too", []string{"A=1"}, []string{"R=6", "C=3"}, []string{"R"}, []string{"A=1", "C=3"}},
+		{"value with =", []string{"A=a=b"}, []string{"B=c=d"}, []string{"X"}, []string{"A=a=b", "B=c=d"}},
+		{"a name is not a prefix", []string{"AB=1", "A=2"}, []string{"A=3"}, []string{"ABC"}, []string{"AB=1", "A=3"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := setVars(c.env, c.set, c.unset)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("setVars = %q, want %q", got, c.want)
+			}
+			// The step-by-step reference.
+			ref := append([]string(nil), c.env...)
+			for _, kv := range c.set {
+				name, _, _ := strings.Cut(kv, "=")
+				ref = append(dropVar(ref, name), kv)
+			}
+			for _, name := range c.unset {
+				ref = dropVar(ref, name)
+			}
+			if !slices.Equal(got, ref) {
+				t.Errorf("setVars = %q, step by step %q", got, ref)
+			}
+		})
+	}
+}

@@ -30,8 +30,7 @@ func grants(fsys fileSystem, r *resolved, token string) (vocab.Spec, []Gap) {
 	var gaps []Gap
 	if r.mode == WorkspaceWrite {
 		s.Writable = append([]string(nil), r.writableRoots...)
-		s.ReadOnly, gaps = protectedPaths(fsys, r.writableRoots, r.toolConfigs, r.extraRO)
-		s.Guarded = absentConfigs(fsys, r.writableRoots, r.toolConfigs)
+		s.ReadOnly, s.Guarded, gaps = protectedPaths(fsys, r.writableRoots, r.toolConfigs, r.extraRO)
 	}
 	return s, gaps
 }

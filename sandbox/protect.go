@@ -154,7 +154,11 @@ const maxGitDirs = 256
 // gitProtected found real a moment ago, and resolving them again would
 // follow a .git swapped for a symlink in between; the launcher refuses
 // that one instead.
-func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, []Gap) {
+//
+// absent lists the tool configs that do not exist in a root: what the
+// namespaces runner's guard keeps the command from creating
+// (vocab.Spec.Guarded). A root's own symlinks were resolved with the roots.
+func protectedPaths(fsys fileSystem, roots, configs, extra []string) (ro, absent []string, gaps []Gap) {
 	var out pathList
 	dirs := dirCache{}
 	add := func(p string) {
@@ -181,9 +185,12 @@ func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, 
 		for _, c := range configs {
 			// A config that is not there is not protected: no Linux runner
 			// can yet stop its creation without leaving a placeholder
-			// behind (see DefaultToolConfigs).
+			// behind (see DefaultToolConfigs). It is listed apart, each
+			// name looked up once for both lists.
 			if p := filepath.Join(root, c); exists(fsys, p) {
 				add(p)
+			} else {
+				absent = append(absent, p)
 			}
 		}
 		for _, e := range extra {
@@ -199,23 +206,7 @@ func protectedPaths(fsys fileSystem, roots, configs, extra []string) ([]string, 
 	}
 	lw := linkWalk{fsys: fsys, roots: roots, out: &out, add: add, entries: maxHookEntries, links: maxHookLinks}
 	lw.run(hooks)
-	return out.list, lw.gaps
-}
-
-// absentConfigs returns the tool configs (names relative to each root)
-// that do not exist in a root: what the namespaces runner's guard keeps
-// the command from creating (vocab.Spec.Guarded). A root's own symlinks
-// were resolved with the roots.
-func absentConfigs(fsys fileSystem, roots, configs []string) []string {
-	var out []string
-	for _, root := range roots {
-		for _, c := range configs {
-			if p := filepath.Join(root, c); !exists(fsys, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
+	return out.list, absent, lw.gaps
 }
 
 // gitProtected returns the protected paths of the .git entry of root.

@@ -76,7 +76,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _ := protectedPaths(osFS{}, c.roots, nil, c.extra)
+			got, _, _ := protectedPaths(osFS{}, c.roots, nil, c.extra)
 			var want []string
 			for _, w := range c.want {
 				want = append(want, filepath.Join(c.roots[0], w))
@@ -91,7 +91,7 @@ func TestProtectedPaths(t *testing.T) {
 
 	// The worktree checkout with both roots writable: its pointer, its git
 	// dir's surface and the common dir's surface.
-	got, _ := protectedPaths(osFS{}, []string{wt, repo}, nil, nil)
+	got, _, _ := protectedPaths(osFS{}, []string{wt, repo}, nil, nil)
 	for _, p := range []string{filepath.Join(wt, ".git"), filepath.Join(repo, ".git/worktrees/wt/config"), filepath.Join(repo, ".git/worktrees/wt/commondir"), filepath.Join(repo, ".git/hooks"), filepath.Join(repo, ".git/config")} {
 		if !slices.Contains(got, p) {
 			t.Errorf("worktree pointer: %q missing from %q", p, got)
@@ -104,7 +104,7 @@ func TestProtectedPathsBounded(t *testing.T) {
 	for i := 0; i < maxGitDirs+50; i++ {
 		mkfile(t, filepath.Join(repo, ".git/modules", "m"+itoa(i), "HEAD"), "x")
 	}
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
+	got, _, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	// Past the budget, the git dirs not looked into are protected whole.
 	whole := 0
 	for _, p := range got {
@@ -129,7 +129,7 @@ func TestProtectedPathsTooDeep(t *testing.T) {
 		deep = filepath.Join(deep, "d"+itoa(i))
 	}
 	mkfile(t, filepath.Join(deep, "HEAD"), "x")
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
+	got, _, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	covered := false
 	for _, p := range got {
 		covered = covered || nativepath.Within(filepath.Join(deep, "hooks"), p)
@@ -148,7 +148,7 @@ func TestProtectedPathsFollowHooksPathAndIncludes(t *testing.T) {
 	mkfile(t, filepath.Join(repo, ".git/HEAD"), "ref: refs/heads/main\n")
 	mkfile(t, filepath.Join(repo, ".git/config"), "[core]\n\tbare = false\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = \"/elsewhere/conf\"\n[core]\n\tfsmonitor = tools/fsmon.sh\n\teditor = vim\n[alias]\n\tlint = !./tools/lint.sh --fix\n[diff \"img\"]\n\ttextconv = /usr/bin/exiftool\n")
 	mkfile(t, filepath.Join(repo, "shared.gitconfig"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = more.gitconfig\n")
-	got, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
+	got, _, _ := protectedPaths(osFS{}, []string{repo}, nil, nil)
 	for _, want := range []string{".husky/_", ".husky", "shared.gitconfig", "tools/hooks", "more.gitconfig", "tools/fsmon.sh", "tools/lint.sh"} {
 		if !slices.Contains(got, filepath.Join(repo, want)) {
 			t.Errorf("%s is not protected: %q", want, got)
@@ -172,7 +172,7 @@ func TestProtectedPathsResolveTheirDirectories(t *testing.T) {
 	os.Symlink("conf/agent", filepath.Join(ws, ".agent"))
 	os.Symlink("settings.json", filepath.Join(ws, "conf/agent/link.json"))
 	os.Symlink(base, filepath.Join(ws, "out"))
-	got, _ := protectedPaths(osFS{}, []string{ws}, nil, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
+	got, _, _ := protectedPaths(osFS{}, []string{ws}, nil, []string{".agent/settings.json", ".agent/link.json", ".agent/missing/x", "out/x"})
 	want := []string{filepath.Join(ws, "conf/agent/settings.json"), filepath.Join(ws, "conf/agent/link.json"), filepath.Join(ws, "conf/agent/missing/x")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("protectedPaths = %q, want %q", got, want)
@@ -270,7 +270,7 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 			mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n")
 			os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755)
 			c.layout(ws)
-			got, gaps := protectedPaths(osFS{}, []string{ws}, nil, nil)
+			got, _, gaps := protectedPaths(osFS{}, []string{ws}, nil, nil)
 			abs := func(p string) string {
 				if filepath.IsAbs(p) {
 					return p
@@ -306,12 +306,19 @@ func TestToolConfigsWhereTheyExist(t *testing.T) {
 	if err := os.Symlink("elsewhere", filepath.Join(b, ".envrc")); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := protectedPaths(osFS{}, []string{a, b}, []string{".vscode", ".npmrc", ".envrc", ".mcp.json"}, nil)
+	got, absent, _ := protectedPaths(osFS{}, []string{a, b}, []string{".vscode", ".npmrc", ".envrc", ".mcp.json"}, nil)
 	want := []string{filepath.Join(a, ".vscode"), filepath.Join(b, ".npmrc"), filepath.Join(b, ".envrc"), filepath.Join(b, "elsewhere")}
 	sort.Strings(got)
 	sort.Strings(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+	// The absent ones, root by root in the configs' order, are what the
+	// namespaces guard keeps from being created.
+	wantAbsent := []string{filepath.Join(a, ".npmrc"), filepath.Join(a, ".envrc"), filepath.Join(a, ".mcp.json"),
+		filepath.Join(b, ".vscode"), filepath.Join(b, ".mcp.json")}
+	if !slices.Equal(absent, wantAbsent) {
+		t.Errorf("absent: got %v, want %v", absent, wantAbsent)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -176,28 +177,57 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 	if w.HeldEnv != nil {
 		w.Env = vocab.HoldEnv(w.Env)
 	}
-	for _, kv := range w.LaunchEnv {
-		name, _, _ := strings.Cut(kv, "=")
-		w.Env = append(dropVar(w.Env, name), kv)
-	}
+	var unset []string
 	for _, u := range w.Caches {
-		for _, name := range u.Replaced {
-			w.Env = dropVar(w.Env, name)
-		}
+		unset = append(unset, u.Replaced...)
 	}
 	if len(w.netVars) > 0 {
 		w.Env = dropProxyAliases(w.Env, w.netVars)
 	}
 	// Only Command names the refusal record's pipe: a value inherited from
 	// the caller would point the launcher at some other descriptor.
-	w.Env = dropVar(w.Env, vocab.RefusalsEnv)
-	w.recordsRefusals = run.traits().recordsRefusals
+	unset = append(unset, vocab.RefusalsEnv)
 	if v := w.RunnerFailure.AppliedEnv; v != "" {
 		// Only Command names the report pipe: a value inherited from the
 		// caller would point the launcher at some other descriptor.
-		w.Env = dropVar(w.Env, v)
+		unset = append(unset, v)
 	}
+	w.Env = setVars(w.Env, w.LaunchEnv, unset)
+	w.recordsRefusals = run.traits().recordsRefusals
 	return w, nil
+}
+
+// setVars returns env with the variables of set (NAME=VALUE) set, the last
+// of a name winning, after env's own and in set's order, and then without
+// the variables named in unset, even those set sets: one pass over env,
+// whatever the number of variables.
+func setVars(env, set, unset []string) []string {
+	gone := make(map[string]bool, len(set)+len(unset))
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		gone[name] = true
+	}
+	for _, name := range unset {
+		gone[name] = true
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); !gone[name] {
+			out = append(out, kv)
+		}
+	}
+	last := make(map[string]int, len(set))
+	for i, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		last[name] = i
+	}
+	for i, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		if last[name] == i && !slices.Contains(unset, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // launcherOutsideWritable refuses a wrap whose launcher the command could

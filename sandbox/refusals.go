@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -83,17 +84,24 @@ var (
 		"network is unreachable", "nodename nor servname"}
 )
 
+// The patterns are compiled on first use, not at package init: a program
+// importing the package pays for them only when an output is classified,
+// and a command that printed nothing never needs them.
 var (
-	quoted    = regexp.MustCompile("'([^'\\n]+)'|\"([^\"\\n]+)\"|`([^`'\\n]+)['`]|‘([^’\\n]+)’")
-	hostAfter = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)resolve host:?\s*['‘]?([a-z0-9][a-z0-9.-]*[a-z0-9])`),
-		regexp.MustCompile(`(?i)resolve host address\s*['‘]?([a-z0-9][a-z0-9.-]*[a-z0-9])`),
-		regexp.MustCompile(`(?i)\blookup ([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)`),
-		regexp.MustCompile(`(?i)enotfound ([a-z0-9][a-z0-9.-]*[a-z0-9])`),
-		regexp.MustCompile(`(?i)eai_again ([a-z0-9][a-z0-9.-]*[a-z0-9])`),
-		regexp.MustCompile(`(?i)host='([a-z0-9][a-z0-9.-]*[a-z0-9])'`),
-		regexp.MustCompile(`(?i)https?://([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)`),
-	}
+	quoted = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("'([^'\\n]+)'|\"([^\"\\n]+)\"|`([^`'\\n]+)['`]|‘([^’\\n]+)’")
+	})
+	hostAfter = sync.OnceValue(func() []*regexp.Regexp {
+		return []*regexp.Regexp{
+			regexp.MustCompile(`(?i)resolve host:?\s*['‘]?([a-z0-9][a-z0-9.-]*[a-z0-9])`),
+			regexp.MustCompile(`(?i)resolve host address\s*['‘]?([a-z0-9][a-z0-9.-]*[a-z0-9])`),
+			regexp.MustCompile(`(?i)\blookup ([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)`),
+			regexp.MustCompile(`(?i)enotfound ([a-z0-9][a-z0-9.-]*[a-z0-9])`),
+			regexp.MustCompile(`(?i)eai_again ([a-z0-9][a-z0-9.-]*[a-z0-9])`),
+			regexp.MustCompile(`(?i)host='([a-z0-9][a-z0-9.-]*[a-z0-9])'`),
+			regexp.MustCompile(`(?i)https?://([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+)`),
+		}
+	})
 )
 
 // refusals returns what the proxy refused, what the guard or supervisor
@@ -241,7 +249,7 @@ func pathsIn(line, low string) []string {
 		pos int
 	}
 	var cands []cand
-	for _, m := range quoted.FindAllStringSubmatchIndex(line, -1) {
+	for _, m := range quoted().FindAllStringSubmatchIndex(line, -1) {
 		for g := 2; g < len(m); g += 2 {
 			if m[g] >= 0 && looksLikePath(line[m[g]:m[g+1]]) {
 				cands = append(cands, cand{line[m[g]:m[g+1]], m[g]})
@@ -314,7 +322,7 @@ func firstIndex(s string, lists ...[]string) int {
 // quotedPaths returns the quoted strings of line that look like paths.
 func quotedPaths(line string) []string {
 	var out []string
-	for _, m := range quoted.FindAllStringSubmatch(line, -1) {
+	for _, m := range quoted().FindAllStringSubmatch(line, -1) {
 		for _, g := range m[1:] {
 			if looksLikePath(g) {
 				out = append(out, g)
@@ -330,7 +338,7 @@ func looksLikePath(s string) bool {
 
 // hostIn returns the host a name-resolution error names, or "".
 func hostIn(line string) string {
-	for _, re := range hostAfter {
+	for _, re := range hostAfter() {
 		if m := re.FindStringSubmatch(line); m != nil {
 			return strings.ToLower(strings.TrimSuffix(m[1], "."))
 		}

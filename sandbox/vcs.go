@@ -54,13 +54,17 @@ func vcsProtected(fsys fileSystem, root string, roots []string) []string {
 	var out []string
 	for _, v := range vcsSurfaces {
 		dir := filepath.Join(root, v.dir)
-		if fi, err := fsys.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		fi, err := fsys.Lstat(dir)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
 			// The tool follows it: protected as the link, whose target
 			// linkWalk keeps read-only where a writable root holds it.
 			out = append(out, dir)
 			continue
 		}
-		if !isDir(fsys, dir) {
+		if !fi.IsDir() {
 			continue
 		}
 		dirs := []string{dir}

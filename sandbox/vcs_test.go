@@ -106,7 +106,7 @@ func TestVCSProtectedPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _ := protectedPaths(osFS{}, c.roots, nil, nil)
+			got, _, _ := protectedPaths(osFS{}, c.roots, nil, nil)
 			for _, w := range c.want {
 				if !slices.Contains(got, filepath.Join(base, w)) {
 					t.Errorf("%s missing from %q", w, got)

@@ -88,7 +88,8 @@
 // command still running --kill-after (10 s) after the first SIGTERM was
 // passed on is killed, with everything it started, and sandbox-run dies of
 // SIGTERM (exit status 143), as the command would have (docker stop waits
-// as long, then kills).
+// as long, then kills). A signal that comes before the command started
+// ends sandbox-run by that signal, and the command never runs.
 package main
 
 import (
@@ -99,7 +100,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"reflect"
@@ -373,6 +373,10 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		fmt.Fprintln(stdout, string(b))
 		return 0, 0
 	}
+	var sigs *caught
+	if !explaining {
+		sigs = catchSignals()
+	}
 	// The temp dirs of runs that were killed before their Cleanup: a
 	// provider's background sweep would often not be done when this
 	// short run ends.
@@ -405,7 +409,7 @@ func run(args []string, stdout, stderr io.Writer) (int, syscall.Signal) {
 		defer f.Close()
 		rep = &reportFile{f: f, path: p, policy: req.Policy, launch: c.reportLaunch}
 	}
-	return runChild(w, req.Policy, rep, c.killAfter, c.quiet, stderr)
+	return runChild(w, req.Policy, rep, sigs, c.killAfter, c.quiet, stderr)
 }
 
 // cliFlags are sandbox-run's flags. Those of the policy are bound to its
@@ -527,6 +531,44 @@ func (c *cliFlags) overridden(given map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// caught are the signals sandbox-run passes on (procsig.Forwarded), caught
+// from ready on.
+type caught struct {
+	c     chan os.Signal
+	ready chan struct{}
+}
+
+// catchSignals starts catching the signals sandbox-run passes on, in the
+// background: the first signal.Notify of a process starts the runtime's
+// signal loop, which costs about a millisecond, and it is done meanwhile
+// Wrap runs. They stay caught until sandbox-run exits (no signal.Stop:
+// the process ends right after).
+func catchSignals() *caught {
+	s := &caught{c: make(chan os.Signal, 8), ready: make(chan struct{})}
+	go func() {
+		signal.Notify(s.c, procsig.Forwarded...)
+		close(s.ready)
+	}()
+	return s
+}
+
+// beforeStart waits until the signals are caught, and returns one caught
+// before the command started: sandbox-run dies of that one without
+// starting the command, as it would have had it not caught it yet. A
+// terminal's Ctrl-C during Wrap is so not lost: passed on after the start
+// it would be taken for one the command, in the terminal's foreground
+// group, got already.
+func (s *caught) beforeStart() (syscall.Signal, bool) {
+	<-s.ready
+	select {
+	case sig := <-s.c:
+		n, ok := sig.(syscall.Signal)
+		return n, ok
+	default:
+		return 0, false
+	}
 }
 
 // commandRoots are the directories a command under pol, or an earlier one
@@ -723,6 +765,16 @@ type reportFile struct {
 	launch bool           // --report-launch: the wrap as well
 }
 
+// launched is the launcher spawn started.
+type launched interface {
+	Signal(os.Signal) error
+	Kill() error
+	// Wait waits for the launcher to exit, and for what it wrote through
+	// a pipe (cmd.WaitDelay bounds that), and returns its exit status, or
+	// the signal it died of (then the status is 128+N).
+	Wait() (int, syscall.Signal)
+}
+
 // defaultKillAfter is --kill-after's default: docker stop's grace.
 const defaultKillAfter = 10 * time.Second
 
@@ -733,7 +785,7 @@ const defaultKillAfter = 10 * time.Second
 // for, says on stderr when a failure looks like the sandbox's refusal
 // (unless quiet), and returns the command's exit status, or the signal it
 // died of (SIGTERM when it was killed after one).
-func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
+func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, sigs *caught, killAfter time.Duration, quiet bool, stderr io.Writer) (int, syscall.Signal) {
 	cmd := w.Command(context.Background())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var out *capture
@@ -754,10 +806,11 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		// waiting for end of file once the command has exited.
 		cmd.WaitDelay = stderrDrain
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, procsig.Forwarded...)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	if sig, ok := sigs.beforeStart(); ok {
+		return 128 + int(sig), sig
+	}
+	child, err := spawn(cmd)
+	if err != nil {
 		fmt.Fprintf(stderr, "sandbox-run: SANDBOX_UNAVAILABLE: start launcher: %v\n", err)
 		return vocab.FatalExit, 0
 	}
@@ -768,23 +821,22 @@ func runChild(w *sandbox.Wrapped, pol sandbox.Policy, rep *reportFile, killAfter
 		var kill <-chan time.Time
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-sigs.c:
 				if procsig.PassOn(s) {
-					cmd.Process.Signal(s)
+					child.Signal(s)
 					if s == syscall.SIGTERM && kill == nil {
 						kill = time.After(killAfter)
 					}
 				}
 			case <-kill:
 				killed.Store(true)
-				cmd.Process.Kill()
+				child.Kill()
 			case <-done:
 				return
 			}
 		}
 	}()
-	err := cmd.Wait()
-	code, sig := exitStatus(cmd, err)
+	code, sig := child.Wait()
 	if sig == syscall.SIGKILL && killed.Load() {
 		code, sig = 128+int(syscall.SIGTERM), syscall.SIGTERM
 		if !quiet {
@@ -859,16 +911,4 @@ func writeReport(w *sandbox.Wrapped, rep *reportFile, outcome sandbox.Outcome, s
 	} else if !sameFile(rep.f, rep.path) {
 		fmt.Fprintf(stderr, "sandbox-run: the report file %s was replaced or removed during the run; the report went to the file opened before it, not to what is there now\n", rep.path)
 	}
-}
-
-// exitStatus is the child's exit status, and the signal that killed it
-// (then the status is 128+N).
-func exitStatus(cmd *exec.Cmd, err error) (int, syscall.Signal) {
-	if cmd.ProcessState == nil {
-		return vocab.FatalExit, 0
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), ws.Signal()
-	}
-	return cmd.ProcessState.ExitCode(), 0
 }

@@ -3,6 +3,7 @@ package hostinfo
 import (
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/bo-agent/sandbox-local/internal/vocab"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -12,8 +13,11 @@ import (
 // LandlockABI returns the kernel's Landlock ABI version, 0 when Landlock is
 // missing or disabled at boot. A kernel whose signal scoping has the known
 // erratum unfixed is reported one level below vocab.ABIScopes, as
-// go-landlock does.
-func LandlockABI() int {
+// go-landlock does. The kernel is asked once per process: the answer is
+// fixed from boot, and every wrap plans with it several times.
+func LandlockABI() int { return landlockABI() }
+
+var landlockABI = sync.OnceValue(func() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
@@ -24,7 +28,7 @@ func LandlockABI() int {
 		}
 	}
 	return v
-}
+})
 
 // Seccomp reports whether the kernel has seccomp (PR_GET_SECCOMP answers
 // EINVAL when it does not).

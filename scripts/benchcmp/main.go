@@ -14,6 +14,11 @@
 // Debian's bwrap with the closest policy, when installed. Commands: /bin/true,
 // sh -c 'exit 0', and git status in a small repository; with -work, the
 // file-heavy workloads of work.go instead (-rounds 7 is plenty).
+//
+// -against REV builds the CLI of git revision REV too (checked out in a
+// temporary git worktree) and runs its CLI variants, named NAME@REV, in
+// the same interleaved rounds beside the current tree's: a change's cost
+// measured against its base in one run, under the same noise.
 package main
 
 import (
@@ -46,14 +51,15 @@ func main() {
 	only := flag.String("only", "", "run only the commands whose name starts with this (true, sh, git)")
 	names := flag.String("variants", "", "run only these variants, comma-separated (landlock,namespaces); empty: all")
 	work := flag.Bool("work", false, "time file-heavy work (untar of GOROOT/src, chmod -R) instead of launches; as root on a tmpfs")
+	against := flag.String("against", "", "also run the CLI variants of the CLI built at this git `REV`, named NAME@REV")
 	flag.Parse()
-	if err := run(*rounds, *only, *names, *work); err != nil {
+	if err := run(*rounds, *only, *names, *against, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcmp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int, only, names string, work bool) error {
+func run(rounds int, only, names, against string, work bool) error {
 	dir, err := os.MkdirTemp("/var/tmp", "benchcmp-")
 	if err != nil {
 		return err
@@ -91,17 +97,22 @@ func run(rounds int, only, names string, work bool) error {
 		delete(clis, "cli-nocgo")
 		fmt.Println("build: CGO_ENABLED=0: landlock's launcher is the Go chain; no namespaces runner")
 	}
-	for name, out := range clis {
-		args := []string{"build", "-o", out}
-		if name == "cli-static" {
-			args = append(args, "-ldflags", "-linkmode external -extldflags -static")
+	if err := buildCLIs(".", clis); err != nil {
+		return err
+	}
+	var base map[string]string // the CLIs of -against's revision
+	if against != "" {
+		src, done, err := checkout(dir, against)
+		if err != nil {
+			return err
 		}
-		build := exec.Command("go", append(args, "./cmd/sandbox-run")...)
-		if name == "cli-nocgo" {
-			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		defer done()
+		base = map[string]string{}
+		for name, out := range clis {
+			base[name] = out + "@base"
 		}
-		if o, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build sandbox-run: %v %s", err, o)
+		if err := buildCLIs(src, base); err != nil {
+			return fmt.Errorf("-against %s: %w", against, err)
 		}
 	}
 	pol := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workspace: ws}
@@ -134,6 +145,17 @@ func run(rounds int, only, names string, work bool) error {
 			return strings.Contains(v.name, sandbox.RunnerNamespaces) || v.name == "cli-landlock-static" || v.name == "cli-landlock-nocgo"
 		})
 	}
+	if base != nil {
+		// Each CLI variant of the revision right after the current one.
+		var with []variant
+		for _, v := range variants {
+			with = append(with, v)
+			if bin := cliBins[v.name]; bin != "" {
+				with = append(with, cli(v.name+"@"+against, cliRunners[v.name], base[bin], ws))
+			}
+		}
+		variants = with
+	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", func(argv []string) (time.Duration, error) {
 			args := append([]string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
@@ -144,7 +166,10 @@ func run(rounds int, only, names string, work bool) error {
 	}
 	if names != "" {
 		keep := strings.Split(names, ",")
-		variants = slices.DeleteFunc(variants, func(v variant) bool { return !slices.Contains(keep, v.name) })
+		variants = slices.DeleteFunc(variants, func(v variant) bool {
+			name, _, _ := strings.Cut(v.name, "@")
+			return !slices.Contains(keep, name)
+		})
 		if len(variants) == 0 {
 			return fmt.Errorf("no variant named in -variants %q", names)
 		}
@@ -152,7 +177,8 @@ func run(rounds int, only, names string, work bool) error {
 	if work {
 		if names == "" { // the runners and the Go chain against bare and bwrap
 			variants = slices.DeleteFunc(variants, func(v variant) bool {
-				return v.name == "floor" || strings.HasSuffix(v.name, "-proxied") || v.name == "cli-landlock-static"
+				name, _, _ := strings.Cut(v.name, "@")
+				return name == "floor" || strings.HasSuffix(name, "-proxied") || name == "cli-landlock-static"
 			})
 		}
 		tarball, err := sourceTar(dir)
@@ -218,6 +244,54 @@ func library(name string, pol sandbox.Policy, ws string) variant {
 		_, err = timed(w.Command(ctx), ws)
 		return time.Since(start), err // Wrap, spawn and wait
 	}}
+}
+
+// cliBins names, for each CLI variant, its build (a key of the clis map),
+// and cliRunners its runner.
+var (
+	cliBins = map[string]string{"cli-landlock-dyn": "cli-dynamic", "cli-landlock-static": "cli-static",
+		"cli-landlock-nocgo": "cli-nocgo", "cli-namespaces": "cli-dynamic"}
+	cliRunners = map[string]string{"cli-landlock-dyn": sandbox.RunnerLandlock, "cli-landlock-static": sandbox.RunnerLandlock,
+		"cli-landlock-nocgo": sandbox.RunnerLandlock, "cli-namespaces": sandbox.RunnerNamespaces}
+)
+
+// buildCLIs builds sandbox-run from the module at src once per entry of
+// outs (name: path): cli-static statically linked, cli-nocgo with
+// CGO_ENABLED=0, the others as go build does by default.
+func buildCLIs(src string, outs map[string]string) error {
+	for name, out := range outs {
+		if !filepath.IsAbs(out) {
+			return fmt.Errorf("build %s: %s is not absolute", name, out)
+		}
+		args := []string{"build", "-o", out}
+		if name == "cli-static" {
+			args = append(args, "-ldflags", "-linkmode external -extldflags -static")
+		}
+		build := exec.Command("go", append(args, "./cmd/sandbox-run")...)
+		build.Dir = src
+		if name == "cli-nocgo" {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if o, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build sandbox-run (%s): %v %s", name, err, o)
+		}
+	}
+	return nil
+}
+
+// checkout checks git revision rev out in a detached worktree below dir
+// and returns its path, and a function that removes the worktree again.
+func checkout(dir, rev string) (string, func(), error) {
+	src := filepath.Join(dir, "against")
+	if out, err := exec.Command("git", "worktree", "add", "--detach", "--quiet", src, rev).CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("-against %s: git worktree add: %v %s", rev, err, out)
+	}
+	done := func() {
+		if out, err := exec.Command("git", "worktree", "remove", "--force", src).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "benchcmp: git worktree remove %s: %v %s\n", src, err, out)
+		}
+	}
+	return src, done, nil
 }
 
 // cli is a variant that runs sandbox-run --runner RUNNER (built
