@@ -122,17 +122,19 @@ func networkName(m NetworkMode) NetworkMode {
 // proxied network the wrap drops them.
 var proxyAliases = []string{"npm_config_proxy", "npm_config_https_proxy", "yarn_proxy", "yarn_https_proxy"}
 
-// dropProxyAliases removes from env the variables that spell one of
-// proxyAliases, in any case, other than the exact names in set (the
-// wrap's own, NAME=value).
-func dropProxyAliases(env, set []string) []string {
-	ours := func(name string) bool {
-		return slices.ContainsFunc(set, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
-	}
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+// proxyAliasesIn names the variables of env that spell one of
+// proxyAliases, in any case, other than the names set (the wrap's own,
+// NAME=value) gives: what the wrap unsets.
+func proxyAliasesIn(env, set []string) []string {
+	var out []string
+	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		return !ours(name) && slices.ContainsFunc(proxyAliases, func(a string) bool { return strings.EqualFold(a, name) })
-	})
+		if slices.ContainsFunc(proxyAliases, func(a string) bool { return strings.EqualFold(a, name) }) &&
+			!slices.ContainsFunc(set, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // proxyEnv is what the wrap sets so that the common clients use the proxy

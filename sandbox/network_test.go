@@ -74,20 +74,17 @@ func TestProxyEnv(t *testing.T) {
 	}
 }
 
-// TestDropProxyAliases: the caller's other spellings of npm's and yarn's
-// proxy settings go, the wrap's own and every other variable stay.
-func TestDropProxyAliases(t *testing.T) {
+// TestProxyAliasesIn: the caller's other spellings of npm's and yarn's
+// proxy settings are unset, the wrap's own and every other variable kept.
+func TestProxyAliasesIn(t *testing.T) {
 	set := proxyEnv(41234, func(string) string { return "" })
-	env := append([]string{"NPM_CONFIG_HTTPS_PROXY=http://corp:3128", "Npm_Config_Proxy=http://corp:3128",
+	env := []string{"NPM_CONFIG_HTTPS_PROXY=http://corp:3128", "Npm_Config_Proxy=http://corp:3128",
 		"yarn_https_proxy=http://corp:3128", "YARN_PROXY=http://corp:3128", "npm_config_registry=https://r",
-		"yarn_cache_folder=/c", "PATH=/bin"}, set...)
-	got := dropProxyAliases(env, set)
+		"yarn_cache_folder=/c", "PATH=/bin", "npm_config_https_proxy=http://corp:3128"}
+	got := setVars(env, set, proxyAliasesIn(env, set))
 	want := append([]string{"npm_config_registry=https://r", "yarn_cache_folder=/c", "PATH=/bin"}, set...)
 	if !slices.Equal(got, want) {
-		t.Errorf("dropProxyAliases = %q, want %q", got, want)
-	}
-	if env[0] != "NPM_CONFIG_HTTPS_PROXY=http://corp:3128" {
-		t.Errorf("the caller's slice was changed: %q", env)
+		t.Errorf("setVars with proxyAliasesIn = %q, want %q", got, want)
 	}
 }
 

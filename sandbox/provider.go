@@ -182,7 +182,7 @@ func (p *Provider) Wrap(ctx context.Context, req Request) (*Wrapped, error) {
 		unset = append(unset, u.Replaced...)
 	}
 	if len(w.netVars) > 0 {
-		w.Env = dropProxyAliases(w.Env, w.netVars)
+		unset = append(unset, proxyAliasesIn(w.Env, w.netVars)...)
 	}
 	// Only Command names the refusal record's pipe: a value inherited from
 	// the caller would point the launcher at some other descriptor.
