@@ -485,6 +485,23 @@ func guardVerb(args []string) (string, bool) {
 				unix.Close(fd)
 				return "leak: /proc/self/../PID", true
 			}
+			// A path through /proc/PID with no link on the way: refused
+			// at its parent, inside another process's entry.
+			p := fmt.Sprintf("/proc/%d/task/%d/comm", pid, pid)
+			if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+				return "leak: " + p, true
+			} else if err != unix.EACCES {
+				return fmt.Sprintf("%s: %v, want EACCES", p, err), true
+			}
+		}
+		// Control: the command's own entry, by number, passes the guard
+		// to the kernel, which answers for a read-only /proc.
+		p := fmt.Sprintf("/proc/%d/task/%d/comm", os.Getpid(), os.Getpid())
+		if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+		} else if err != unix.EROFS {
+			return fmt.Sprintf("control: %s: %v, want the kernel's EROFS", p, err), true
 		}
 		return "ok", true
 	case "guard-status": // the guard's own filter (one, not the command's) and no capability
