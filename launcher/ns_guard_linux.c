@@ -503,10 +503,10 @@ static int resolve(struct ctx *c, int start, const char *path, int follow, struc
 			goto fail;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			close(next);
 			if (pid_dir) {
 				// A link of the command's own /proc entry (fd/N, cwd, root):
 				// the kernel follows it, relative to that entry.
+				close(next);
 				if (final)
 					return found(w, cur, own, &cur_st, comp, 1, trailing);
 				next = openat(cur, comp, O_PATH | O_CLOEXEC);
@@ -517,16 +517,15 @@ static int resolve(struct ctx *c, int start, const char *path, int follow, struc
 					goto fail;
 				}
 			} else {
-				if (++links > MAX_LINKS) {
-					e = ELOOP;
-					goto fail;
-				}
+				// Read through the descriptor that saw the symlink: by name,
+				// one swapped for a file since would answer EINVAL, which
+				// the kernel's own walk never gives.
 				char target[PATH_MAX];
-				ssize_t n = readlinkat(cur, comp, target, sizeof target - 1);
-				if (n < 0) {
-					e = errno;
+				ssize_t n = ++links > MAX_LINKS ? (errno = ELOOP, -1) : readlinkat(next, "", target, sizeof target - 1);
+				e = errno;
+				close(next);
+				if (n < 0)
 					goto fail;
-				}
 				target[n] = 0;
 				if (n == 0) {
 					e = ENOENT;
