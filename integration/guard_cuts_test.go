@@ -142,6 +142,22 @@ func guardCutsVerb(args []string) (string, bool) {
 		return threadCwds(arg(1), n, rounds), true
 	case "proc-parents": // proc-parents WS (run in WS)
 		return procParents(arg(1)), true
+	case "tmpfile-in": // tmpfile-in DIR: an O_TMPFILE in DIR
+		fd, err := unix.Open(arg(1), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return result(err), true
+	case "wronly-directory": // wronly-directory DIR: O_WRONLY|O_DIRECTORY is EISDIR
+		fd, err := unix.Open(arg(1), unix.O_WRONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+			return "opened", true
+		}
+		if err == unix.EISDIR {
+			return "ok", true
+		}
+		return result(err), true
 	case "lazy-victim": // lazy-victim PATH MS
 		n, _ := strconv.Atoi(arg(2))
 		return lazyVictim(arg(1), n), true
@@ -398,4 +414,23 @@ func lazyVictim(p string, ms int) string {
 		return fmt.Sprintf("error: one outcome only %v", seen)
 	}
 	return "ok"
+}
+
+// TestGuardLazyFinalFollowsLikeTheKernel: opens the guard makes whose
+// final is a symlink answer as the kernel would: O_TMPFILE in a linked
+// directory works, and O_DIRECTORY for writing on a link to a directory
+// is EISDIR (not ENOTDIR, what an O_NOFOLLOW look at the link gives). Each is
+// first checked unconfined (the control), then in the sandbox.
+func TestGuardLazyFinalFollowsLikeTheKernel(t *testing.T) {
+	s, pol := guardWorld(t)
+	if err := os.Symlink("sub", filepath.Join(s.ws, "to-dir")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{
+		{"tmpfile-in", filepath.Join(s.ws, "to-dir")},
+		{"wronly-directory", filepath.Join(s.ws, "to-dir")},
+	} {
+		wantOK(t, "control: "+strings.Join(c, " "), hostTool(t, c[0], c[1:]...))
+		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
+	}
 }
