@@ -158,6 +158,19 @@ func guardCutsVerb(args []string) (string, bool) {
 			return "ok", true
 		}
 		return result(err), true
+	case "o-path-writing": // o-path-writing PATH: open O_PATH with the write and create flags the kernel then ignores; ok: a path descriptor, and a write through it EBADF
+		fd, err := unix.Open(arg(1), unix.O_PATH|unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return result(err), true
+		}
+		defer unix.Close(fd)
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_PATH == 0 {
+			return fmt.Sprintf("error: flags %#x, %v", fl, err), true
+		}
+		if _, err := unix.Write(fd, []byte("x")); err != unix.EBADF {
+			return fmt.Sprintf("error: a write through it: %v", err), true
+		}
+		return "ok", true
 	case "lazy-victim": // lazy-victim PATH MS
 		n, _ := strconv.Atoi(arg(2))
 		return lazyVictim(arg(1), n), true
@@ -433,4 +446,28 @@ func TestGuardLazyFinalFollowsLikeTheKernel(t *testing.T) {
 		wantOK(t, "control: "+strings.Join(c, " "), hostTool(t, c[0], c[1:]...))
 		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
 	}
+}
+
+// TestGuardPathOnlyOpens: an open with O_PATH and write or create flags
+// (which the kernel ignores with O_PATH) gives the command a path
+// descriptor, as it does unconfined: the guard, which cannot hand an
+// O_PATH descriptor over, lets the kernel make it. It creates nothing:
+// an absent guarded name and an absent plain name stay absent (ENOENT),
+// where an O_CREAT open without O_PATH of the same guarded name is
+// refused (EROFS) and of the plain name creates it.
+func TestGuardPathOnlyOpens(t *testing.T) {
+	s, pol := guardWorld(t)
+	other, cd, plain := filepath.Join(s.ws, "other"), filepath.Join(s.ws, ".git/commondir"), filepath.Join(s.ws, "plain")
+	wantOK(t, "control: O_PATH|O_WRONLY of a file, unconfined", hostTool(t, "o-path-writing", other))
+	wantOK(t, "O_PATH|O_WRONLY of a file", s.tool(pol, "o-path-writing", other))
+	if got, err := os.ReadFile(other); err != nil || string(got) != "other\n" {
+		t.Errorf("other holds %q (%v) after O_PATH|O_TRUNC, want it untouched", got, err)
+	}
+	for _, p := range []string{cd, plain} {
+		wantDenied(t, "O_PATH|O_CREAT of an absent name", s.tool(pol, "o-path-writing", p), "ENOENT")
+		wantAbsent(t, p)
+	}
+	wantDenied(t, "O_CREAT of the guarded name", s.tool(pol, "write", cd), "EROFS")
+	wantAbsent(t, cd)
+	wantOK(t, "O_CREAT of the plain name", s.tool(pol, "write", plain))
 }

@@ -12,11 +12,13 @@
 // rename*) to this process, which makes the call itself and answers with
 // its result:
 //
-//   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: another thread of
-//     the command could rewrite the path after the check. The strings are
-//     copied out of the command's memory once, the notification is checked
-//     to be still live (SECCOMP_IOCTL_NOTIF_ID_VALID: the pid is the
-//     command's), and the call is made on the copy;
+//   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (but to an open
+//     with O_PATH, which creates and writes nothing: path_only): another
+//     thread of the command could rewrite the path after the check. The
+//     strings are copied out of the command's memory once, the
+//     notification is checked to be still live
+//     (SECCOMP_IOCTL_NOTIF_ID_VALID: the pid is the command's), and the
+//     call is made on the copy;
 //   - it resolves the path itself, one component at a time, from the
 //     command's working directory or directory descriptor (/proc/TID/cwd,
 //     /proc/TID/fd/N) or the root, following symlinks by reading them, so
@@ -1050,6 +1052,17 @@ static int takes_umask(const struct call *k) {
 	return k->op == C_MKDIR || k->op == C_MKNOD;
 }
 
+// path_only reports whether k is an open the kernel makes with no access
+// and no create, whatever its path names by the time the kernel walks it:
+// O_PATH without O_TMPFILE keeps only O_DIRECTORY and O_NOFOLLOW of the
+// other flags, and the flags are a register, not the command's memory. An
+// O_PATH descriptor cannot be handed over (SECCOMP_IOCTL_NOTIF_ADDFD
+// refuses it), so such an open, sent here for its write flags, is the
+// kernel's to make.
+static int path_only(const struct call *k) {
+	return k->op == C_OPEN && (k->flags & O_PATH) && !(k->flags & (O_TMPFILE & ~O_DIRECTORY));
+}
+
 static void answer(const struct sbx_plan *plan) {
 	static union {
 		struct seccomp_notif n;
@@ -1087,6 +1100,11 @@ static void answer(const struct sbx_plan *plan) {
 	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0)
 		return;
 	int r = -e;
+	if (e == 0 && path_only(&k)) {
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return;
+	}
 	if (e == 0 && takes_umask(&k)) {
 		// The umask, read for a call it narrows only (the guard's is set
 		// when it differs from the last one set).
