@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -274,30 +275,52 @@ func TestGuardRefusesNonDumpable(t *testing.T) {
 // and when the guard dies anyway (killed here, from the host), every
 // creating call fails (ENOSYS: nobody listens), .git/commondir is not
 // created, and no other listener can be installed.
+//
+// The command says it is ready on its stdout, a write the guard does not
+// make: were it a file created through the guard, the kill could land
+// while the guard hands that file's descriptor over, and the kernel then
+// completes the open with 0 and no descriptor (SECCOMP_ADDFD_FLAG_SEND
+// marks the call answered before the command has taken the descriptor;
+// a supervisor killed in between leaves that answer).
 func TestGuardKilledFailsClosed(t *testing.T) {
 	s, pol := guardWorld(t)
-	ready := filepath.Join(s.ws, "ready")
-	w := s.wrap(pol, self(t), toolArg, "kill-guard", filepath.Join(s.ws, ".git/commondir"), filepath.Join(s.ws, "plain"), ready)
+	w := s.wrap(pol, self(t), toolArg, "kill-guard", filepath.Join(s.ws, ".git/commondir"), filepath.Join(s.ws, "plain"))
 	cmd := w.Command(t.Context())
-	var out strings.Builder
-	cmd.Stdout = &out
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	if !waitFor(ready, 10*time.Second) {
+	lines := make(chan string, 2)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	select {
+	case l := <-lines:
+		if l != "ready" {
+			t.Fatalf("the command's first line %q, want ready", l)
+		}
+	case <-time.After(10 * time.Second):
 		t.Fatal("the command never got as far as trying to kill the guard")
 	}
 	guard := guardPid(t, cmd.Process.Pid)
 	if err := unix.Kill(guard, unix.SIGKILL); err != nil {
 		t.Fatalf("kill the guard (pid %d) from the host: %v", guard, err)
 	}
+	got := <-lines
 	cmd.Wait()
 	want := "EPERM,ENOSYS,ENOSYS,EBUSY"
 	if hostinfo.LandlockABI() < vocab.ABIScopes {
 		want = "ok,ENOSYS,ENOSYS,EBUSY" // no signal scoping: the command's own kill works
 	}
-	if got := strings.TrimSpace(out.String()); got != want {
+	if got != want {
 		t.Errorf("kill from inside, then the creates after the guard died: %q, want %s (kill, commondir, a plain file, a new listener)", got, want)
 	}
 	wantAbsent(t, filepath.Join(s.ws, ".git/commondir"))
@@ -462,6 +485,23 @@ func guardVerb(args []string) (string, bool) {
 				unix.Close(fd)
 				return "leak: /proc/self/../PID", true
 			}
+			// A path through /proc/PID with no link on the way: refused
+			// at its parent, inside another process's entry.
+			p := fmt.Sprintf("/proc/%d/task/%d/comm", pid, pid)
+			if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+				return "leak: " + p, true
+			} else if err != unix.EACCES {
+				return fmt.Sprintf("%s: %v, want EACCES", p, err), true
+			}
+		}
+		// Control: the command's own entry, by number, passes the guard
+		// to the kernel, which answers for a read-only /proc.
+		p := fmt.Sprintf("/proc/%d/task/%d/comm", os.Getpid(), os.Getpid())
+		if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+		} else if err != unix.EROFS {
+			return fmt.Sprintf("control: %s: %v, want the kernel's EROFS", p, err), true
 		}
 		return "ok", true
 	case "guard-status": // the guard's own filter (one, not the command's) and no capability
@@ -543,7 +583,7 @@ func guardVerb(args []string) (string, bool) {
 			return "cloexec", true
 		}
 		return "ok", true
-	case "kill-guard": // kill-guard GUARDED PLAIN READY: kill the guard, say READY, wait for it gone, create both, then a listener
+	case "kill-guard": // kill-guard GUARDED PLAIN: kill the guard, print ready, wait for it gone, create both, then a listener
 		pids := otherPids()
 		if len(pids) == 0 {
 			return "error: no guard found", true
@@ -554,9 +594,7 @@ func guardVerb(args []string) (string, bool) {
 				killed = err
 			}
 		}
-		if err := os.WriteFile(arg(3), nil, 0o644); err != nil {
-			return "error: ready: " + err.Error(), true
-		}
+		fmt.Println("ready")
 		for end := time.Now().Add(10 * time.Second); len(otherPids()) > 0 && time.Now().Before(end); {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -538,6 +538,9 @@ func toolVerb(args []string) string {
 	if out, ok := guardVerb(args); ok {
 		return out
 	}
+	if out, ok := guardCutsVerb(args); ok {
+		return out
+	}
 	return "error: unknown verb " + args[0]
 }
 

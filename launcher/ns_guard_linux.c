@@ -12,11 +12,13 @@
 // rename*) to this process, which makes the call itself and answers with
 // its result:
 //
-//   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: another thread of
-//     the command could rewrite the path after the check. The strings are
-//     copied out of the command's memory once, the notification is checked
-//     to be still live (SECCOMP_IOCTL_NOTIF_ID_VALID: the pid is the
-//     command's), and the call is made on the copy;
+//   - it never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (but to an open
+//     with O_PATH, which creates and writes nothing: path_only): another
+//     thread of the command could rewrite the path after the check. The
+//     strings are copied out of the command's memory once, the
+//     notification is checked to be still live
+//     (SECCOMP_IOCTL_NOTIF_ID_VALID: the pid is the command's), and the
+//     call is made on the copy;
 //   - it resolves the path itself, one component at a time, from the
 //     command's working directory or directory descriptor (/proc/TID/cwd,
 //     /proc/TID/fd/N) or the root, following symlinks by reading them, so
@@ -47,12 +49,22 @@
 //   - it refuses the setuid and setgid modes at creation (EPERM, what the
 //     filter answers without the guard: libseccomp drops those rules where
 //     the guard's take the whole call);
-//   - it makes the call with the command's umask (/proc/TID/status), its
-//     Landlock domain (the guard is forked after landlock_restrict_self),
-//     its uid and gid and no effective capability (no DAC override), so
-//     the kernel's own checks are the command's; an open's descriptor is
-//     put into the command with SECCOMP_IOCTL_NOTIF_ADDFD and
+//   - it makes the call with the command's umask (/proc/TID/status, read
+//     for the calls it narrows: a create with a mode), its Landlock
+//     domain (the guard is forked after landlock_restrict_self), its uid
+//     and gid and no effective capability (no DAC override), so the
+//     kernel's own checks are the command's; an open's descriptor is put
+//     into the command with SECCOMP_IOCTL_NOTIF_ADDFD and
 //     SECCOMP_ADDFD_FLAG_SEND;
+//   - what it can keep between calls, it keeps, where keeping cannot
+//     change an answer: each thread's /proc/TID and its status (a
+//     descriptor that fails once its thread is gone, pid_entry), and which
+//     device numbers are procfs (each file system pinned while it is
+//     known, in_proc). It reaches a final's parent in one openat2 with
+//     RESOLVE_NO_SYMLINKS when no directory on the way is a symlink or a
+//     dot (parent_at_once), and an open or truncate looks at its final
+//     component by opening it O_NOFOLLOW (LAZY). A create costs 13 system
+//     calls in the working directory, 16 at any depth below it.
 //   - an open that would block (a FIFO without its other end) does not
 //     hold up the guard: the open is made with O_NONBLOCK, and when the
 //     object is a FIFO the command did not open non-blocking, a one-shot
@@ -83,6 +95,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -117,27 +130,143 @@
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
 #define MAX_LINKS 40
 
 // The guard's own state, set once in the guard process (guard_main).
-static int g_root = -1;     // "/" (the sandbox's root, the command's too)
-static int g_listener = -1; // the seccomp listener, from pid 2
+static int g_root = -1;       // "/" (the sandbox's root, the command's too)
+static int g_listener = -1;   // the seccomp listener, from pid 2
+static struct stat g_root_st; // g_root's
 
 // One notified call's context: the calling thread and its process.
 struct ctx {
-	pid_t tid, tgid;
-	int piddir;                  // /proc/TID, opened before the notification was checked live
+	pid_t tid, tgid;             // tgid: 0 until read from the caller's status
+	unsigned long long id;       // the notification's
+	int piddir, status;          // /proc/TID and its status (-1 until opened), kept (pid_entry)
+	int kept;                    // piddir was opened for an earlier notification
 	const struct sbx_plan *plan; // what is guarded
 };
 
+// ---- the caller's /proc entry, kept between notifications ----
+
+// A thread's /proc/TID and its status, opened once and used for every
+// call it makes (struct ctx). Such a descriptor holds the thread's struct
+// pid, not its number: once the thread is gone, every lookup or read
+// through it fails (ENOENT, ESRCH), even when a new thread took the same
+// number. A kept entry is opened before a notification is read, when its
+// number was its thread's; at that read the caller holds the number, and
+// no two threads hold one at once, so a call through a kept entry that
+// succeeds after the read was the caller's (or, after an exec by a thread
+// of the caller's, its process's: the kernel hands the exec'ing thread
+// the leader's pid). One that fails is opened again and the notification
+// checked live again (fresh_entry): a failure says nothing until then.
+#define KEPT 64
+static struct {
+	pid_t tid;
+	int piddir, status;
+} g_kept[KEPT];
+
+// pid_entry fills c's piddir and status from what is kept for its tid, or
+// opens /proc/TID (before the notification is checked live, so that it is
+// the caller's). 0 or an errno.
+static int pid_entry(struct ctx *c) {
+	int slot = (int)((unsigned)c->tid % KEPT);
+	if (g_kept[slot].tid == c->tid && g_kept[slot].piddir >= 0) {
+		c->piddir = g_kept[slot].piddir, c->status = g_kept[slot].status, c->kept = 1;
+		return 0;
+	}
+	if (g_kept[slot].piddir >= 0) {
+		close(g_kept[slot].piddir);
+		if (g_kept[slot].status >= 0)
+			close(g_kept[slot].status);
+	}
+	char pd[32];
+	snprintf(pd, sizeof pd, "/proc/%d", (int)c->tid);
+	c->piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC), c->status = -1, c->kept = 0;
+	g_kept[slot].tid = c->tid, g_kept[slot].piddir = c->piddir, g_kept[slot].status = -1;
+	return c->piddir < 0 ? ESRCH : 0;
+}
+
+// fresh_entry replaces a kept entry that failed with a new one, checked
+// live again; 0, or ESRCH when it is not the caller's any more (or was
+// not kept: the failure was the call's own).
+static int fresh_entry(struct ctx *c) {
+	if (!c->kept)
+		return ESRCH;
+	int slot = (int)((unsigned)c->tid % KEPT);
+	g_kept[slot].piddir = -1; // closed by pid_entry, which opens a new one
+	close(c->piddir);
+	if (c->status >= 0)
+		close(c->status);
+	g_kept[slot].tid = 0;
+	if (pid_entry(c) != 0 || ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->id) < 0)
+		return ESRCH;
+	return 0;
+}
+
+// read_status reads the caller's thread group id and umask from
+// /proc/TID/status, in one read of the kept descriptor (a read at offset 0
+// is made anew); 0 or an errno.
+static int read_status(struct ctx *c, mode_t *umask_out) {
+	static char buf[4096];
+	ssize_t n;
+	for (;;) {
+		if (c->status < 0 && (c->status = openat(c->piddir, "status", O_RDONLY | O_CLOEXEC)) >= 0)
+			g_kept[(unsigned)c->tid % KEPT].status = c->status;
+		n = c->status >= 0 ? pread(c->status, buf, sizeof buf - 1, 0) : -1;
+		if (n > 0)
+			break;
+		if (fresh_entry(c) != 0)
+			return ESRCH;
+	}
+	buf[n] = 0;
+	char *u = strstr(buf, "\nUmask:"), *t = strstr(buf, "\nTgid:");
+	if (!u || !t)
+		return ESRCH;
+	if (umask_out)
+		*umask_out = (mode_t)strtol(u + 7, NULL, 8);
+	c->tgid = (pid_t)strtol(t + 6, NULL, 10);
+	return c->tgid > 0 ? 0 : ESRCH;
+}
+
 // ---- procfs ----
 
-static int in_proc(int fd) {
+// Which file systems are procfs, by device number: each one seen is
+// pinned (a descriptor of it kept), so that its number is not handed to
+// another file system while it is known. An object's st_dev is its
+// superblock's, an overlay's or btrfs subvolume's own anonymous number
+// (held while that file system lives), or an overlay's writable upper
+// layer's (never procfs): a known number whose file system is not procfs
+// is no procfs object's. A full table is asked again each time.
+#define FS_SEEN 16
+static struct {
+	dev_t dev;
+	int proc, pin;
+} g_fs[FS_SEEN];
+static int g_nfs;
+
+// in_proc reports whether fd, whose st_dev is dev, lies in procfs.
+static int in_proc(int fd, dev_t dev) {
+	for (int i = 0; i < g_nfs; i++)
+		if (g_fs[i].dev == dev)
+			return g_fs[i].proc;
 	struct statfs sf;
-	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	int proc = fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	if (g_nfs < FS_SEEN) {
+		// An O_PATH descriptor of the same object: it holds the file
+		// system, not the object open (a FIFO's writer, a terminal).
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+		int pin = open(self, O_PATH | O_CLOEXEC);
+		if (pin >= 0)
+			g_fs[g_nfs].dev = dev, g_fs[g_nfs].proc = proc, g_fs[g_nfs++].pin = pin;
+	}
+	return proc;
 }
 
 // proc_where reads where fd lies in /proc, as the kernel names it for the
@@ -170,17 +299,19 @@ static long proc_pid(const char *where) {
 
 // check_proc: an object in procfs must be the command's own (or no
 // process's); anything else (the guard's entry, pid 1's, another
-// process's) is refused. 0 or EACCES; *pid_dir says whether fd lies below
-// a /proc/PID entry, where links are the kernel's to follow.
-static int check_proc(const struct ctx *c, int fd, int *pid_dir) {
+// process's) is refused. st: fd's. 0 or EACCES; *pid_dir says whether fd
+// lies below a /proc/PID entry, where links are the kernel's to follow.
+static int check_proc(struct ctx *c, int fd, const struct stat *st, int *pid_dir) {
 	if (pid_dir)
 		*pid_dir = 0;
-	if (!in_proc(fd))
+	if (!in_proc(fd, st->st_dev))
 		return 0;
 	char where[PATH_MAX];
 	if (proc_where(fd, where, sizeof where) != 0)
 		return EACCES;
 	long pid = proc_pid(where);
+	if (pid > 0 && pid != c->tid && c->tgid == 0 && read_status(c, NULL) != 0)
+		return EACCES;
 	if (pid < 0 || (pid != 0 && pid != c->tgid && pid != c->tid))
 		return EACCES;
 	if (pid_dir)
@@ -188,9 +319,10 @@ static int check_proc(const struct ctx *c, int fd, int *pid_dir) {
 	return 0;
 }
 
-static int is_proc_root(int fd) {
+// check_fd is check_proc for a descriptor not yet looked at.
+static int check_fd(struct ctx *c, int fd) {
 	struct stat st;
-	return in_proc(fd) && fstat(fd, &st) == 0 && st.st_ino == 1;
+	return fstat(fd, &st) < 0 ? EACCES : check_proc(c, fd, &st, NULL);
 }
 
 // ---- resolution ----
@@ -199,10 +331,17 @@ static int is_proc_root(int fd) {
 // the guard's) and its name. magic: the final is a link in the command's
 // own /proc entry, for the kernel to follow.
 struct where {
-	int dir;
+	int dir, own;   // own: dir is the guard's to close (where_close), not the start or the root
+	struct stat st; // dir's
 	char name[NAME_MAX + 2];
 	int magic, trailing;
+	int lazy; // the final was not looked at (LAZY): it may be a symlink
 };
+
+static void where_close(const struct where *w) {
+	if (w->own)
+		close(w->dir);
+}
 
 // splice_link replaces the component just read with target: rest becomes
 // target/rest.
@@ -215,41 +354,91 @@ static int splice_link(char *rest, size_t size, const char *target, const char *
 	return 0;
 }
 
+// found fills w with the final's parent (cur, its stat st, own: the
+// guard's descriptor to close) and name; 0.
+static int found(struct where *w, int cur, int own, const struct stat *st, const char *name, int magic, int trailing) {
+	snprintf(w->name, sizeof w->name, "%s", name);
+	w->dir = cur, w->own = own, w->st = *st, w->magic = magic, w->trailing = trailing, w->lazy = 0;
+	return 0;
+}
+
+// LAZY, as resolve's follow: a final symlink is followed, but the final
+// (outside a /proc/PID entry, without a trailing slash) is not looked at:
+// the caller opens it O_NOFOLLOW (an open neither O_DIRECTORY nor O_PATH,
+// or O_PATH for a truncate), and on ELOOP or a symlink, or before
+// refusing it, resolves it again with follow 1. What a symlink leads to
+// is checked there as ever; any other final is what the walk would have
+// given (its parent and name), one lookup sooner.
+#define LAZY 2
+
+// parent_at_once moves *cur to the final's parent in one lookup
+// (openat2, RESOLVE_NO_SYMLINKS) when no directory on the way is a
+// symlink, "." or "..", and rest loses all but its final: the directory
+// the walk below would reach, one component at a time, and checked as
+// it checks each (check_proc). A path through another process's /proc
+// entry, with neither symlinks nor "..", ends inside it, and is refused
+// there. Anything else (a symlink, "..", a trailing slash, a failure)
+// leaves the walk to do it.
+static void parent_at_once(struct ctx *c, char *rest, int *cur, int *own, struct stat *cur_st, int *pid_dir) {
+	char *p = rest + strspn(rest, "/");
+	char *last = strrchr(p, '/');
+	if (last == NULL || last[1] == 0)
+		return;
+	for (char *q = p; q < last;) {
+		size_t n = strcspn(q, "/");
+		if ((n == 1 && q[0] == '.') || (n == 2 && q[0] == '.' && q[1] == '.'))
+			return;
+		q += n + strspn(q + n, "/");
+	}
+	*last = 0;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int d = (int)syscall(SYS_openat2, *cur, p, &how, sizeof how);
+	*last = '/';
+	struct stat st;
+	int at_pid = 0;
+	if (d < 0)
+		return;
+	if (fstat(d, &st) < 0 || check_proc(c, d, &st, &at_pid) != 0) {
+		close(d);
+		return;
+	}
+	if (*own)
+		close(*cur);
+	*cur = d, *own = 1, *cur_st = st, *pid_dir = at_pid;
+	memmove(rest, last + 1, strlen(last + 1) + 1);
+}
+
 // resolve walks path from start (a directory of the command, opened by the
-// guard) as the kernel would for the command; follow: a final symlink is
-// followed (an open without O_NOFOLLOW or O_EXCL). 0 or an errno; on 0, w
-// holds the final's parent and name.
-static int resolve(const struct ctx *c, int start, const char *path, int follow, struct where *w) {
+// guard, which stays the caller's to close) as the kernel would for the
+// command; follow: a final symlink is followed (an open without O_NOFOLLOW
+// or O_EXCL), LAZY: see there. 0 or an errno; on 0, w holds the final's parent and name.
+static int resolve(struct ctx *c, int start, const char *path, int follow, struct where *w) {
 	static char rest[PATH_MAX * 2];
 	if (strlen(path) >= PATH_MAX)
 		return ENAMETOOLONG;
 	if (path[0] == 0)
 		return ENOENT;
 	strcpy(rest, path);
-	int cur = dup(rest[0] == '/' ? g_root : start);
-	if (cur < 0)
+	int cur = rest[0] == '/' ? g_root : start, own = 0;
+	struct stat cur_st = g_root_st;
+	if (cur != g_root && fstat(cur, &cur_st) < 0)
 		return errno;
 	int links = 0, e = 0, pid_dir = 0;
-	if ((e = check_proc(c, cur, &pid_dir)) != 0)
+	if ((e = check_proc(c, cur, &cur_st, &pid_dir)) != 0)
 		goto fail;
+	if (!pid_dir)
+		parent_at_once(c, rest, &cur, &own, &cur_st, &pid_dir);
 	for (;;) {
 		if (rest[0] == '/') {
-			close(cur);
-			if ((cur = dup(g_root)) < 0) {
-				e = errno;
-				return e;
-			}
-			pid_dir = 0;
+			if (own)
+				close(cur);
+			cur = g_root, own = 0, cur_st = g_root_st, pid_dir = 0;
 		}
 		char *p = rest;
 		while (*p == '/')
 			p++;
-		if (*p == 0) {
-			// "/" or "dir/" ended the path: the final is the directory itself.
-			strcpy(w->name, ".");
-			w->dir = cur, w->magic = 0, w->trailing = 1;
-			return 0;
-		}
+		if (*p == 0) // "/" or "dir/" ended the path: the final is the directory itself.
+			return found(w, cur, own, &cur_st, ".", 0, 1);
 		char *slash = strchr(p, '/');
 		size_t len = slash ? (size_t)(slash - p) : strlen(p);
 		if (len > NAME_MAX) {
@@ -265,7 +454,11 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 			after++, trailing = 1;
 		int final = *after == 0;
 		// /proc/self and /proc/thread-self are the command's.
-		if ((!strcmp(comp, "self") || !strcmp(comp, "thread-self")) && is_proc_root(cur)) {
+		if ((!strcmp(comp, "self") || !strcmp(comp, "thread-self")) && cur_st.st_ino == 1 && in_proc(cur, cur_st.st_dev)) {
+			if (c->tgid == 0 && read_status(c, NULL) != 0) {
+				e = EACCES;
+				goto fail;
+			}
 			char target[64];
 			if (comp[0] == 's')
 				snprintf(target, sizeof target, "%d", (int)c->tgid);
@@ -275,29 +468,32 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 				goto fail;
 			continue;
 		}
-		if (final && !follow) {
-			// The call creates this very name (a final symlink is not followed).
-			memcpy(w->name, comp, len + 1);
-			w->dir = cur, w->magic = 0, w->trailing = trailing;
-			return 0;
-		}
+		if (final && !follow) // The call creates this very name (a final symlink is not followed).
+			return found(w, cur, own, &cur_st, comp, 0, trailing);
 		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
-			if (final) {
-				memcpy(w->name, comp, len + 1);
-				w->dir = cur, w->magic = 0, w->trailing = trailing;
-				return 0;
-			}
+			if (final)
+				return found(w, cur, own, &cur_st, comp, 0, trailing);
 			int next = openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (next < 0) {
 				e = errno;
 				goto fail;
 			}
-			close(cur);
-			cur = next;
-			if ((e = check_proc(c, cur, &pid_dir)) != 0)
+			if (own)
+				close(cur);
+			cur = next, own = 1;
+			if (fstat(cur, &cur_st) < 0) {
+				e = errno;
+				goto fail;
+			}
+			if ((e = check_proc(c, cur, &cur_st, &pid_dir)) != 0)
 				goto fail;
 			memmove(rest, after, strlen(after) + 1);
 			continue;
+		}
+		if (final && follow == LAZY && !pid_dir && !trailing) {
+			found(w, cur, own, &cur_st, comp, 0, 0);
+			w->lazy = 1;
+			return 0;
 		}
 		int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
@@ -305,40 +501,34 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 			e = errno;
 			if (next >= 0)
 				close(next);
-			if (final && e == ENOENT) {
-				// Not there: the name to create.
-				memcpy(w->name, comp, len + 1);
-				w->dir = cur, w->magic = 0, w->trailing = trailing;
-				return 0;
-			}
+			if (final && e == ENOENT) // Not there: the name to create.
+				return found(w, cur, own, &cur_st, comp, 0, trailing);
 			goto fail;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			close(next);
 			if (pid_dir) {
 				// A link of the command's own /proc entry (fd/N, cwd, root):
 				// the kernel follows it, relative to that entry.
-				if (final) {
-					memcpy(w->name, comp, len + 1);
-					w->dir = cur, w->magic = 1, w->trailing = trailing;
-					return 0;
-				}
+				close(next);
+				if (final)
+					return found(w, cur, own, &cur_st, comp, 1, trailing);
 				next = openat(cur, comp, O_PATH | O_CLOEXEC);
-				if (next < 0) {
+				if (next < 0 || fstat(next, &st) < 0) {
 					e = errno;
+					if (next >= 0)
+						close(next);
 					goto fail;
 				}
 			} else {
-				if (++links > MAX_LINKS) {
-					e = ELOOP;
-					goto fail;
-				}
+				// Read through the descriptor that saw the symlink: by name,
+				// one swapped for a file since would answer EINVAL, which
+				// the kernel's own walk never gives.
 				char target[PATH_MAX];
-				ssize_t n = readlinkat(cur, comp, target, sizeof target - 1);
-				if (n < 0) {
-					e = errno;
+				ssize_t n = ++links > MAX_LINKS ? (errno = ELOOP, -1) : readlinkat(next, "", target, sizeof target - 1);
+				e = errno;
+				close(next);
+				if (n < 0)
 					goto fail;
-				}
 				target[n] = 0;
 				if (n == 0) {
 					e = ENOENT;
@@ -349,21 +539,20 @@ static int resolve(const struct ctx *c, int start, const char *path, int follow,
 				continue;
 			}
 		}
-		if (final) {
-			// Followed to an object that exists: it is the final.
+		if (final) { // Followed to an object that exists: it is the final.
 			close(next);
-			memcpy(w->name, comp, len + 1);
-			w->dir = cur, w->magic = 0, w->trailing = trailing;
-			return 0;
+			return found(w, cur, own, &cur_st, comp, 0, trailing);
 		}
-		close(cur);
-		cur = next;
-		if ((e = check_proc(c, cur, &pid_dir)) != 0)
+		if (own)
+			close(cur);
+		cur = next, own = 1, cur_st = st;
+		if ((e = check_proc(c, cur, &cur_st, &pid_dir)) != 0)
 			goto fail;
 		memmove(rest, after, strlen(after) + 1);
 	}
 fail:
-	close(cur);
+	if (own)
+		close(cur);
 	return e;
 }
 
@@ -383,17 +572,14 @@ static int refuse(const char *op) {
 // plan holds as absent, else writing a bound one.
 static const char *open_op(void) { return g_hit != NULL && !g_hit->bound ? SBX_REFUSAL_OP_CREATE : SBX_REFUSAL_OP_WRITE; }
 
-// is_guarded reports whether name in dir is a guarded name (creating it
-// is refused), or with bound_only a bound one (writing to it is refused);
-// g_hit is that name.
-static int is_guarded(const struct ctx *c, int dir, const char *name, int bound_only) {
-	struct stat st;
+// is_guarded reports whether w's name in its directory is a guarded name
+// (creating it is refused), or with bound_only a bound one (writing to it
+// is refused); g_hit is that name.
+static int is_guarded(struct ctx *c, const struct where *w, int bound_only) {
 	g_hit = NULL;
-	if (fstat(dir, &st) < 0)
-		return 1; // cannot tell: refused
 	for (int i = 0; i < c->plan->nguarded; i++) {
 		const struct guarded *g = &c->plan->guarded[i];
-		if ((g->bound || !bound_only) && g->dev == st.st_dev && g->ino == st.st_ino && strcasecmp(g->name, name) == 0) {
+		if ((g->bound || !bound_only) && g->dev == w->st.st_dev && g->ino == w->st.st_ino && strcasecmp(g->name, w->name) == 0) {
 			g_hit = g;
 			return 1;
 		}
@@ -404,7 +590,7 @@ static int is_guarded(const struct ctx *c, int dir, const char *name, int bound_
 // holds_bound reports whether fd is the object a bound name holds now
 // (what the guard sees at its path: the mount's, or what a host process
 // renamed over it since).
-static int holds_bound(const struct ctx *c, int fd) {
+static int holds_bound(struct ctx *c, int fd) {
 	struct stat st, at;
 	g_hit = NULL;
 	if (fstat(fd, &st) < 0)
@@ -426,39 +612,27 @@ static int writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags 
 // ---- the command's context ----
 
 // start_dir opens the directory a relative path of the command starts
-// from: its working directory, or its descriptor dirfd.
-static int start_dir(const struct ctx *c, int dirfd, const char *path) {
+// from: its working directory, or its descriptor dirfd (the root for an
+// absolute path, not to be closed: end_dir).
+static int start_dir(struct ctx *c, int dirfd, const char *path) {
 	if (path[0] == '/')
-		return dup(g_root);
+		return g_root;
 	char what[32];
 	if (dirfd == AT_FDCWD)
 		snprintf(what, sizeof what, "cwd");
 	else
 		snprintf(what, sizeof what, "fd/%d", dirfd);
 	int fd = openat(c->piddir, what, O_PATH | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && fresh_entry(c) == 0)
+		fd = openat(c->piddir, what, O_PATH | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		errno = EBADF;
 	return fd;
 }
 
-// read_status reads the caller's thread group id and umask from
-// /proc/TID/status, in one read; 0 or an errno.
-static int read_status(struct ctx *c, mode_t *umask_out) {
-	int fd = openat(c->piddir, "status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	static char buf[4096];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return ESRCH;
-	buf[n] = 0;
-	char *u = strstr(buf, "\nUmask:"), *t = strstr(buf, "\nTgid:");
-	if (!u || !t)
-		return ESRCH;
-	*umask_out = (mode_t)strtol(u + 7, NULL, 8);
-	c->tgid = (pid_t)strtol(t + 6, NULL, 10);
-	return c->tgid > 0 ? 0 : ESRCH;
+static void end_dir(int fd) {
+	if (fd != g_root)
+		close(fd);
 }
 
 // ---- the calls ----
@@ -631,20 +805,26 @@ static int truncate_object(int fd, long long length, int want_file) {
 
 // do_open makes an open for the command; it returns the guard's descriptor
 // (>= 0), -errno, or -EINPROGRESS when a one-shot child answers.
-static int do_open(const struct ctx *c, const struct seccomp_notif *req, const struct call *k, int start) {
+static int do_open(struct ctx *c, const struct seccomp_notif *req, const struct call *k, int start) {
 	int follow = !(k->flags & (O_NOFOLLOW | O_EXCL));
+	// Lazy only where opening a symlink O_NOFOLLOW fails with ELOOP: with
+	// O_DIRECTORY (O_TMPFILE too) it fails ENOTDIR, with O_PATH it opens
+	// the link itself.
+	int lazy = follow && !(k->flags & (O_DIRECTORY | O_PATH));
 	for (int attempt = 0; attempt < 8; attempt++) {
 		struct where w;
-		int e = resolve(c, start, k->path, follow, &w);
+		int e = resolve(c, start, k->path, lazy && attempt == 0 ? LAZY : follow, &w);
 		if (e != 0)
 			return -e;
 		if ((k->flags & O_CREAT) && w.trailing) {
-			close(w.dir);
+			where_close(&w);
 			return -EISDIR;
 		}
 		// Creating refuses every guarded name, writing the bound ones.
-		if (!w.magic && writes(k->flags) && is_guarded(c, w.dir, w.name, !(k->flags & O_CREAT))) {
-			close(w.dir);
+		if (!w.magic && writes(k->flags) && is_guarded(c, &w, !(k->flags & O_CREAT))) {
+			where_close(&w);
+			if (w.lazy)
+				continue; // a symlink's name: what it leads to is checked
 			return refuse(open_op());
 		}
 		// The final was resolved here: a symlink put there since is not
@@ -660,7 +840,7 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 		int fd = openat(w.dir, w.name, flags, k->mode & 07777);
 		e = errno;
 		if (fd < 0 && e == ELOOP && !w.magic && follow && !(k->flags & O_NOFOLLOW)) {
-			close(w.dir);
+			where_close(&w);
 			continue;
 		}
 		int blocking = !(k->flags & O_NONBLOCK);
@@ -668,17 +848,22 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 		if (fd < 0 && e == ENXIO && blocking) {
 			// A FIFO opened for writing with no reader yet: the open must wait.
 			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777, k->flags & O_CLOEXEC);
-			close(w.dir);
+			where_close(&w);
 			return -EINPROGRESS;
 		}
-		if (fd >= 0 && blocking && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && (k->flags & O_ACCMODE) == O_RDONLY) {
+		if (fd >= 0 && fstat(fd, &st) < 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0 && blocking && S_ISFIFO(st.st_mode) && (k->flags & O_ACCMODE) == O_RDONLY) {
 			// A FIFO opened for reading waits for a writer.
 			close(fd);
 			open_blocking(req, w.dir, w.name, flags & ~O_NONBLOCK, k->mode & 07777, k->flags & O_CLOEXEC);
-			close(w.dir);
+			where_close(&w);
 			return -EINPROGRESS;
 		}
-		close(w.dir);
+		where_close(&w);
 		if (fd < 0)
 			return -e;
 		if (blocking) {
@@ -687,7 +872,7 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 		}
 		// What was opened must be the command's to have: in procfs, its own.
-		if (check_proc(c, fd, NULL) != 0) {
+		if (check_proc(c, fd, &st, NULL) != 0) {
 			close(fd);
 			return -EACCES;
 		}
@@ -705,27 +890,34 @@ static int do_open(const struct ctx *c, const struct seccomp_notif *req, const s
 }
 
 // do_truncate makes a truncate(2) for the command: 0 or -errno.
-static int do_truncate(const struct ctx *c, const struct call *k, int start) {
+static int do_truncate(struct ctx *c, const struct call *k, int start) {
 	for (int attempt = 0; attempt < 8; attempt++) {
 		struct where w;
-		int e = resolve(c, start, k->path, 1, &w);
+		int e = resolve(c, start, k->path, attempt == 0 ? LAZY : 1, &w);
 		if (e != 0)
 			return -e;
-		if (!w.magic && is_guarded(c, w.dir, w.name, 1)) {
-			close(w.dir);
+		if (!w.magic && is_guarded(c, &w, 1)) {
+			where_close(&w);
+			if (w.lazy)
+				continue; // a symlink's name: what it leads to is checked
 			return refuse(SBX_REFUSAL_OP_TRUNCATE);
 		}
 		int fd = openat(w.dir, w.name, O_PATH | O_CLOEXEC | (w.magic ? 0 : O_NOFOLLOW));
 		e = errno;
-		close(w.dir);
+		where_close(&w);
 		if (fd < 0)
 			return -e;
 		struct stat st;
-		if (!w.magic && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (fstat(fd, &st) < 0) {
+			e = errno;
+			close(fd);
+			return -e;
+		}
+		if (!w.magic && S_ISLNK(st.st_mode)) {
 			close(fd); // a symlink put there since it was resolved
 			continue;
 		}
-		if (check_proc(c, fd, NULL) != 0)
+		if (check_proc(c, fd, &st, NULL) != 0)
 			e = EACCES;
 		else if (w.magic && holds_bound(c, fd))
 			e = -refuse(SBX_REFUSAL_OP_TRUNCATE);
@@ -741,12 +933,12 @@ static int do_truncate(const struct ctx *c, const struct call *k, int start) {
 // leads to (w2: linkat with AT_SYMLINK_FOLLOW) at w: opened O_PATH,
 // checked, and linked from the guard's own descriptor, so the command
 // cannot swap what its link leads to in between. 0 or -errno.
-static int link_magic(const struct ctx *c, const struct where *w2, const struct where *w) {
+static int link_magic(struct ctx *c, const struct where *w2, const struct where *w) {
 	int fd = openat(w2->dir, w2->name, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int r = 0;
-	if (check_proc(c, fd, NULL) != 0)
+	if (check_fd(c, fd) != 0)
 		r = -EACCES;
 	else if (holds_bound(c, fd))
 		r = refuse(SBX_REFUSAL_OP_LINK);
@@ -761,7 +953,7 @@ static int link_magic(const struct ctx *c, const struct where *w2, const struct 
 
 // perform makes one call for the command: 0, -errno, or for an open the
 // guard's descriptor to put into the command.
-static int perform(const struct ctx *c, const struct seccomp_notif *req, struct call *k) {
+static int perform(struct ctx *c, const struct seccomp_notif *req, struct call *k) {
 	int start = start_dir(c, k->dirfd, k->path);
 	if (start < 0)
 		return -errno;
@@ -786,7 +978,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 		}
 		if ((r = -resolve(c, start, k->path, 0, &w)) != 0)
 			break;
-		if (is_guarded(c, w.dir, w.name, 0))
+		if (is_guarded(c, &w, 0))
 			r = refuse(SBX_REFUSAL_OP_CREATE);
 		else if (k->op == C_MKDIR)
 			r = mkdirat(w.dir, w.name, k->mode & 07777) < 0 ? -errno : 0;
@@ -794,7 +986,7 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			r = mknodat(w.dir, w.name, k->mode, (dev_t)k->dev) < 0 ? -errno : 0;
 		else
 			r = symlinkat(k->path2, w.dir, w.name) < 0 ? -errno : 0;
-		close(w.dir);
+		where_close(&w);
 		break;
 	case C_LINK:
 	case C_RENAME: {
@@ -804,34 +996,36 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			break;
 		}
 		if (k->op == C_LINK && (k->flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))) {
-			close(start2);
+			end_dir(start2);
 			r = -EINVAL; // as linkat answers
 			break;
 		}
 		int empty = k->op == C_LINK && (k->flags & AT_EMPTY_PATH) && k->path2[0] == 0;
 		int follow = k->op == C_LINK && (k->flags & AT_SYMLINK_FOLLOW);
 		if (empty) {
-			w2.dir = dup(start2), w2.name[0] = 0, w2.magic = 0;
+			w2.dir = dup(start2), w2.own = 1, w2.name[0] = 0, w2.magic = 0;
 			r = w2.dir < 0 ? -errno : 0;
-			if (r == 0 && check_proc(c, w2.dir, NULL) != 0) {
+			if (r == 0 && check_fd(c, w2.dir) != 0) {
 				close(w2.dir);
 				r = -EACCES;
 			}
 		} else {
 			r = -resolve(c, start2, k->path2, follow, &w2);
 		}
-		close(start2);
-		if (r != 0)
+		if (r != 0) {
+			end_dir(start2);
 			break;
+		}
 		if ((r = -resolve(c, start, k->path, 0, &w)) != 0) {
-			close(w2.dir);
+			where_close(&w2);
+			end_dir(start2);
 			break;
 		}
 		// A bound name is no source either: moved or linked elsewhere, what
 		// a host process renamed over it would be writable there. A
 		// descriptor's object (AT_EMPTY_PATH) is checked by what it is.
-		if (is_guarded(c, w.dir, w.name, 0) || (k->op == C_RENAME && is_guarded(c, w2.dir, w2.name, 0)) ||
-		    (k->op == C_LINK && !w2.magic && (empty ? holds_bound(c, w2.dir) : is_guarded(c, w2.dir, w2.name, 1))))
+		if (is_guarded(c, &w, 0) || (k->op == C_RENAME && is_guarded(c, &w2, 0)) ||
+		    (k->op == C_LINK && !w2.magic && (empty ? holds_bound(c, w2.dir) : is_guarded(c, &w2, 1))))
 			r = refuse(k->op == C_RENAME ? SBX_REFUSAL_OP_RENAME : SBX_REFUSAL_OP_LINK);
 		else if (k->op == C_LINK && w2.magic)
 			r = link_magic(c, &w2, &w);
@@ -841,13 +1035,32 @@ static int perform(const struct ctx *c, const struct seccomp_notif *req, struct 
 			            : 0;
 		else
 			r = syscall(SYS_renameat2, w2.dir, w2.name, w.dir, w.name, (unsigned)k->flags) < 0 ? -errno : 0;
-		close(w.dir);
-		close(w2.dir);
+		where_close(&w);
+		where_close(&w2);
+		end_dir(start2); // w2's directory, when the path's first
 		break;
 	}
 	}
-	close(start);
+	end_dir(start);
 	return r;
+}
+
+// takes_umask reports whether k creates with a mode the umask narrows.
+static int takes_umask(const struct call *k) {
+	if (k->op == C_OPEN)
+		return (k->flags & (O_CREAT | (O_TMPFILE & ~O_DIRECTORY))) != 0;
+	return k->op == C_MKDIR || k->op == C_MKNOD;
+}
+
+// path_only reports whether k is an open the kernel makes with no access
+// and no create, whatever its path names by the time the kernel walks it:
+// O_PATH without O_TMPFILE keeps only O_DIRECTORY and O_NOFOLLOW of the
+// other flags, and the flags are a register, not the command's memory. An
+// O_PATH descriptor cannot be handed over (SECCOMP_IOCTL_NOTIF_ADDFD
+// refuses it), so such an open, sent here for its write flags, is the
+// kernel's to make.
+static int path_only(const struct call *k) {
+	return k->op == C_OPEN && (k->flags & O_PATH) && !(k->flags & (O_TMPFILE & ~O_DIRECTORY));
 }
 
 static void answer(const struct sbx_plan *plan) {
@@ -879,28 +1092,31 @@ static void answer(const struct sbx_plan *plan) {
 		_exit(0); // the listener is gone: nothing left to guard
 	}
 	struct seccomp_notif_resp resp = {.id = req.n.id};
-	char pd[32];
-	snprintf(pd, sizeof pd, "/proc/%d", (int)req.n.pid);
-	struct ctx c = {.tid = (pid_t)req.n.pid, .piddir = open(pd, O_PATH | O_DIRECTORY | O_CLOEXEC), .plan = plan};
-	int e = c.piddir < 0 ? ESRCH : decode(&req.n, &k);
+	struct ctx c = {.tid = (pid_t)req.n.pid, .id = req.n.id, .plan = plan};
+	int e = pid_entry(&c);
+	if (e == 0)
+		e = decode(&req.n, &k);
 	// The pid, the strings: the command's, if it still waits in this call.
-	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0) {
-		if (c.piddir >= 0)
-			close(c.piddir);
+	if (ioctl(g_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.n.id) < 0)
+		return;
+	int r = -e;
+	if (e == 0 && path_only(&k)) {
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		ioctl(g_listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return;
 	}
-	int r = -e;
-	if (e == 0) {
+	if (e == 0 && takes_umask(&k)) {
+		// The umask, read for a call it narrows only (the guard's is set
+		// when it differs from the last one set).
+		static int set = -1;
 		mode_t um = 0;
-		int se = read_status(&c, &um);
-		if (se != 0)
-			r = -se;
-		else {
-			umask(um);
-			r = perform(&c, &req.n, &k);
-		}
+		if ((e = read_status(&c, &um)) != 0)
+			r = -e;
+		else if ((int)um != set)
+			umask(um), set = (int)um;
 	}
-	close(c.piddir);
+	if (e == 0)
+		r = perform(&c, &req.n, &k);
 	if (r == -EINPROGRESS)
 		return; // a one-shot child answers
 	if (k.op == C_OPEN && r >= 0) {
@@ -1017,7 +1233,7 @@ __attribute__((noreturn)) static void guard_main(int sock, const struct sbx_plan
 	if (chdir("/") < 0)
 		_exit(1);
 	g_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (g_root < 0)
+	if (g_root < 0 || fstat(g_root, &g_root_st) < 0)
 		_exit(1);
 	g_listener = ns_guard_take_listener(sock);
 	if (g_listener < 0)
@@ -1052,6 +1268,8 @@ int ns_guard_take_listener(int sock) {
 // is left under the filter (or the listener fails), then exits 0.
 void ns_guard_serve(int listener, const struct sbx_plan *plan) {
 	g_listener = listener;
+	for (int i = 0; i < KEPT; i++)
+		g_kept[i].piddir = g_kept[i].status = -1;
 	for (;;)
 		answer(plan);
 }

@@ -3,6 +3,10 @@
 package launcher
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/bo-agent/sandbox-local/internal/seccompfilter/key"
@@ -54,5 +58,35 @@ func TestGuardsAgreesWithTheFilter(t *testing.T) {
 		if want := key.Guards(s); got != want {
 			t.Errorf("%+v: ns_guards %v, key.Guards %v", s, got, want)
 		}
+	}
+}
+
+// TestGuardKeptEntryOutlivesNoThread: the guard keeps each thread's /proc
+// entry between its calls; when that thread is gone and a new one holds
+// its number, the new one's create is made in its own working directory
+// with its own umask, not the old one's. The first create is the positive
+// control.
+func TestGuardKeptEntryOutlivesNoThread(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a pid namespace of its own, whose next pid it sets")
+	}
+	a, b := t.TempDir(), t.TempDir()
+	if got := guardTIDReuse(a, b); got != 0 {
+		t.Fatalf("sbx_guard_tid_reuse: %d (20-22: the second process with pid 100 failed; else the set-up)", got)
+	}
+	for _, c := range []struct {
+		path string
+		mode os.FileMode
+	}{{filepath.Join(a, "first"), 0o644}, {filepath.Join(b, "second"), 0o600}} {
+		st, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != c.mode {
+			t.Errorf("%s: mode %v, want %v", c.path, st.Mode().Perm(), c.mode)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(a, "second")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("second, made by the new pid 100, is in the old one's directory: %v", err)
 	}
 }
