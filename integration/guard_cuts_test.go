@@ -443,8 +443,14 @@ func TestGuardLazyFinalFollowsLikeTheKernel(t *testing.T) {
 		{"tmpfile-in", filepath.Join(s.ws, "to-dir")},
 		{"wronly-directory", filepath.Join(s.ws, "to-dir")},
 	} {
-		wantOK(t, "control: "+strings.Join(c, " "), hostTool(t, c[0], c[1:]...))
-		wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
+		t.Run(c[0], func(t *testing.T) {
+			control := hostTool(t, c[0], c[1:]...)
+			if c[0] == "tmpfile-in" && (control == "ENOTSUP" || control == "EOPNOTSUPP") {
+				t.Skipf("the file system under the workspace has no O_TMPFILE (%s unconfined: fuse-overlayfs, a container root of some engines, has none)", control)
+			}
+			wantOK(t, "control: "+strings.Join(c, " "), control)
+			wantOK(t, strings.Join(c, " "), s.tool(pol, c[0], c[1:]...))
+		})
 	}
 }
 
