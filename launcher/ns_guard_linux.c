@@ -364,8 +364,8 @@ static int found(struct where *w, int cur, int own, const struct stat *st, const
 
 // LAZY, as resolve's follow: a final symlink is followed, but the final
 // (outside a /proc/PID entry, without a trailing slash) is not looked at:
-// the caller opens it O_NOFOLLOW (an open neither O_DIRECTORY nor O_PATH,
-// or O_PATH for a truncate), and on ELOOP or a symlink, or before
+// the caller opens it O_NOFOLLOW (an open without O_DIRECTORY, or O_PATH
+// for a truncate), and on ELOOP or a symlink, or before
 // refusing it, resolves it again with follow 1. What a symlink leads to
 // is checked there as ever; any other final is what the walk would have
 // given (its parent and name), one lookup sooner.
@@ -808,9 +808,9 @@ static int truncate_object(int fd, long long length, int want_file) {
 static int do_open(struct ctx *c, const struct seccomp_notif *req, const struct call *k, int start) {
 	int follow = !(k->flags & (O_NOFOLLOW | O_EXCL));
 	// Lazy only where opening a symlink O_NOFOLLOW fails with ELOOP: with
-	// O_DIRECTORY (O_TMPFILE too) it fails ENOTDIR, with O_PATH it opens
-	// the link itself.
-	int lazy = follow && !(k->flags & (O_DIRECTORY | O_PATH));
+	// O_DIRECTORY (O_TMPFILE too) it fails ENOTDIR. An open with O_PATH
+	// comes here only with O_TMPFILE (path_only), so O_DIRECTORY too.
+	int lazy = follow && !(k->flags & O_DIRECTORY);
 	for (int attempt = 0; attempt < 8; attempt++) {
 		struct where w;
 		int e = resolve(c, start, k->path, lazy && attempt == 0 ? LAZY : follow, &w);
